@@ -1,0 +1,67 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Switchboard",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "switchboard", targets: ["switchboard"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // C shims: headers and static inline wrappers only.
+        .target(name: "CLinux"),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // Vocabulary: no I/O.
+        .target(name: "Bytes"),
+        .target(name: "JSON", dependencies: ["Bytes"]),
+
+        // One level above the vocabulary; these do not import each other.
+        .target(name: "Posix", dependencies: ["Bytes", "CLinux", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "TLS", dependencies: ["Bytes", "COpenSSL"]),
+        .target(name: "HTTP", dependencies: ["Bytes"]),
+        .target(name: "Relay", dependencies: ["Bytes"]),
+        .target(name: "Store", dependencies: ["Bytes", "JSON", "CLinux", .product(name: "Logging", package: "swift-log")]),
+
+        // Protocol layers.
+        .target(name: "WebSocket", dependencies: ["Bytes"]),
+        .target(name: "Deflate", dependencies: ["Bytes", "WebSocket", "CZlib"]),
+
+        // The chat service: accounts, groups, history over the store and the rooms.
+        .target(name: "Chat", dependencies: ["Bytes", "JSON", "Relay", "Store", "TLS", .product(name: "Logging", package: "swift-log")]),
+
+        // Wiring and the executable.
+        .target(
+            name: "Server",
+            dependencies: [
+                "Bytes", "JSON", "Posix", "TLS", "HTTP", "Relay", "Store", "WebSocket", "Deflate", "Chat",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "switchboard",
+            dependencies: [
+                "Server", "TLS",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(name: "BytesTests", dependencies: ["Bytes"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "PosixTests", dependencies: ["Posix"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "RelayTests", dependencies: ["Relay"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "Bytes"]),
+        .testTarget(name: "DeflateTests", dependencies: ["Deflate", "WebSocket"]),
+        .testTarget(name: "ChatTests", dependencies: ["Chat", "Store", "JSON", "Relay"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server"]),
+    ]
+)

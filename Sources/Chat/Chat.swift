@@ -1,0 +1,2 @@
+/// Placeholder until the Chat layer lands.
+enum ChatModule {}

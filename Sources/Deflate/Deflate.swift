@@ -1,0 +1,2 @@
+/// Placeholder until the Deflate layer lands.
+enum DeflateModule {}

@@ -1,0 +1,2 @@
+/// Placeholder until the HTTP layer lands.
+enum HTTPModule {}

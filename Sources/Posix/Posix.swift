@@ -1,0 +1,2 @@
+/// Placeholder until the Posix layer lands.
+enum PosixModule {}

@@ -1,0 +1,2 @@
+/// Placeholder until the Relay layer lands.
+enum RelayModule {}

@@ -1,0 +1,2 @@
+/// Placeholder until the Server layer lands.
+enum ServerModule {}

@@ -1,0 +1,2 @@
+/// Placeholder until the Store layer lands.
+enum StoreModule {}

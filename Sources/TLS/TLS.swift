@@ -1,0 +1,2 @@
+/// Placeholder until the TLS layer lands.
+enum TLSModule {}

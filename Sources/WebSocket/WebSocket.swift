@@ -1,0 +1,2 @@
+/// Placeholder until the WebSocket layer lands.
+enum WebSocketModule {}

@@ -1,0 +1,4 @@
+@main
+struct Switchboard {
+    static func main() {}
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import Chat
+
+@Test func ChatModuleBuilds() {
+    #expect(Bool(true))
+}

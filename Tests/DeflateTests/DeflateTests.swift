@@ -1,0 +1,6 @@
+import Testing
+@testable import Deflate
+
+@Test func DeflateModuleBuilds() {
+    #expect(Bool(true))
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import HTTP
+
+@Test func HTTPModuleBuilds() {
+    #expect(Bool(true))
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import JSON
+
+@Test func JSONModuleBuilds() {
+    #expect(Bool(true))
+}

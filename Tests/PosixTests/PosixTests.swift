@@ -1,0 +1,6 @@
+import Testing
+@testable import Posix
+
+@Test func PosixModuleBuilds() {
+    #expect(Bool(true))
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import Relay
+
+@Test func RelayModuleBuilds() {
+    #expect(Bool(true))
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import Server
+
+@Test func ServerModuleBuilds() {
+    #expect(Bool(true))
+}

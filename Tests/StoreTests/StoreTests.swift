@@ -1,0 +1,6 @@
+import Testing
+@testable import Store
+
+@Test func StoreModuleBuilds() {
+    #expect(Bool(true))
+}

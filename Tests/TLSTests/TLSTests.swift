@@ -1,0 +1,6 @@
+import Testing
+@testable import TLS
+
+@Test func TLSModuleBuilds() {
+    #expect(Bool(true))
+}

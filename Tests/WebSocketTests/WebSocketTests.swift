@@ -1,0 +1,6 @@
+import Testing
+@testable import WebSocket
+
+@Test func WebSocketModuleBuilds() {
+    #expect(Bool(true))
+}
