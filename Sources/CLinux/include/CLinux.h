@@ -5,6 +5,9 @@
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <sys/uio.h>
+#include <sys/signalfd.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/file.h>
 #include <netinet/in.h>
@@ -14,5 +17,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <errno.h>
+
+/// accept4 is declared only under _GNU_SOURCE, which Swift's Glibc module does not set.
+int CLinux_accept4(int fd, int flags);
 
 #endif

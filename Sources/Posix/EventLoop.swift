@@ -1,0 +1,188 @@
+import CLinux
+import Glibc
+import Synchronization
+
+/// A single-threaded epoll event loop: sockets, timers, cross-thread work and end-of-iteration
+/// flushes.
+///
+/// Everything except `execute(_:)` and `stop()` must be called on the loop thread (the thread
+/// running `run()`). Those two are safe from any thread: they touch only the mutex-guarded
+/// inbox and the eventfd, which is why the type is `@unchecked Sendable`.
+public final class EventLoop: @unchecked Sendable {
+    private let epoll: Int32
+    private let wakeFD: Int32
+    private var handlers: [(any EventHandler)?] = []
+    private var timers = TimerHeap()
+    private var nextTimerID: UInt64 = 0
+    private var pendingFlush: [any Flushable] = []
+    private let inbox = Mutex<[@Sendable () -> Void]>([])
+    private let stopRequested = Atomic<Bool>(false)
+
+    /// The loop's cached monotonic time in nanoseconds, refreshed once per iteration.
+    public private(set) var now: UInt64 = MonotonicClock.nanoseconds()
+
+    /// One shared read buffer: a read callback reads into it and must consume or copy the
+    /// bytes before returning, so 10,000 idle connections cost no read buffers at all.
+    public let readBuffer: UnsafeMutableRawBufferPointer
+
+    /// Scratch `iovec`s for `WriteQueue.flush`, shared for the same reason.
+    public let vectors: UnsafeMutableBufferPointer<iovec>
+
+    public init() throws(PosixError) {
+        epoll = try Epoll.create()
+        wakeFD = try EventFD.create()
+        readBuffer = .allocate(byteCount: 256 * 1024, alignment: 16)
+        vectors = .allocate(capacity: 256)
+        try Epoll.add(epoll, fd: wakeFD, events: EPOLLIN.rawValue | EPOLLET.rawValue)
+    }
+
+    deinit {
+        Glibc.close(epoll)
+        Glibc.close(wakeFD)
+        readBuffer.deallocate()
+        vectors.deallocate()
+    }
+
+    /// Watches `fd` (edge-triggered, read and write) and calls `handler` when it is ready.
+    public func register(_ fd: Int32, _ handler: any EventHandler) throws(PosixError) {
+        let index = Int(fd)
+        if index >= handlers.count {
+            handlers.append(contentsOf: repeatElement(nil, count: index - handlers.count + 1))
+        }
+        handlers[index] = handler
+        try Epoll.add(epoll, fd: fd, events: Epoll.socketEvents)
+    }
+
+    /// Stops watching `fd`; call before closing it.
+    public func deregister(_ fd: Int32) {
+        Epoll.remove(epoll, fd: fd)
+        if Int(fd) < handlers.count { handlers[Int(fd)] = nil }
+    }
+
+    /// Calls `body` with the signal number on every SIGTERM or SIGINT (which
+    /// `ProcessSignals.prepare()` must have blocked first).
+    public func onShutdownSignal(_ body: @escaping (Int32) -> Void) throws(PosixError) {
+        let fd = try SignalFD.create()
+        try register(fd, SignalHandler(fd: fd, body: body))
+    }
+
+    /// Runs `body` on the loop thread after `milliseconds`. Returns an id for `cancel`.
+    @discardableResult
+    public func schedule(afterMilliseconds milliseconds: Int, _ body: @escaping () -> Void) -> UInt64 {
+        nextTimerID += 1
+        timers.insert(.init(deadline: now + UInt64(max(0, milliseconds)) * 1_000_000, id: nextTimerID, body: body))
+        return nextTimerID
+    }
+
+    public func cancel(timer id: UInt64) {
+        timers.cancel(id)
+    }
+
+    /// Asks for `target.flush()` at the end of this iteration (once, however often it is asked:
+    /// the target keeps its own "already pending" flag).
+    public func flushLater(_ target: any Flushable) {
+        pendingFlush.append(target)
+    }
+
+    /// Runs `work` on the loop thread soon. Safe from any thread.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        let wasEmpty = inbox.withLock { queue in
+            queue.append(work)
+            return queue.count == 1
+        }
+        if wasEmpty { EventFD.signal(wakeFD) }
+    }
+
+    /// Makes `run()` return after the current iteration. Safe from any thread.
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        EventFD.signal(wakeFD)
+    }
+
+    /// Runs the loop on the calling thread until `stop()`.
+    public func run() throws(PosixError) {
+        let capacity: Int32 = 1024
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
+        defer { events.deallocate() }
+        while !stopRequested.load(ordering: .acquiring) {
+            let count = try Epoll.wait(epoll, events: events, capacity: capacity, timeoutMilliseconds: waitTimeout())
+            now = MonotonicClock.nanoseconds()
+            for index in 0..<count {
+                let event = events[index]
+                let fd = event.data.fd
+                if fd == wakeFD {
+                    EventFD.drain(wakeFD)
+                    runInbox()
+                    continue
+                }
+                dispatch(fd: fd, events: event.events)
+            }
+            runDueTimers()
+            flushPending()
+        }
+    }
+
+    private func dispatch(fd: Int32, events: UInt32) {
+        let hangup = events & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            guard Int(fd) < handlers.count, let handler = handlers[Int(fd)] else { return }
+            handler.readable(hangup: hangup)
+        }
+        if events & EPOLLOUT.rawValue != 0 {
+            // The read callback may have closed and deregistered the socket.
+            guard Int(fd) < handlers.count, let handler = handlers[Int(fd)] else { return }
+            handler.writable()
+        }
+    }
+
+    private func runInbox() {
+        let work = inbox.withLock { queue in
+            let taken = queue
+            queue.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for item in work { item() }
+    }
+
+    private func runDueTimers() {
+        while let timer = timers.popDue(now: now) {
+            timer.body()
+        }
+    }
+
+    /// Flushing can queue further flushes (a flush that closes a connection notifies a room),
+    /// so drain until nothing is pending.
+    private func flushPending() {
+        while !pendingFlush.isEmpty {
+            let batch = pendingFlush
+            pendingFlush.removeAll(keepingCapacity: true)
+            for target in batch { target.flush() }
+        }
+    }
+
+    private func waitTimeout() -> Int32 {
+        if !pendingFlush.isEmpty { return 0 }
+        guard let deadline = timers.nextDeadline else { return -1 }
+        let current = MonotonicClock.nanoseconds()
+        if deadline <= current { return 0 }
+        // Round up so the timer is due when the wait ends, not a millisecond before.
+        return Int32(min((deadline - current + 999_999) / 1_000_000, 60_000))
+    }
+}
+
+/// Reads the signalfd and reports each signal.
+private final class SignalHandler: EventHandler {
+    let fd: Int32
+    let body: (Int32) -> Void
+
+    init(fd: Int32, body: @escaping (Int32) -> Void) {
+        self.fd = fd
+        self.body = body
+    }
+
+    func readable(hangup: Bool) {
+        while let signal = SignalFD.read(fd) { body(signal) }
+    }
+
+    func writable() {}
+}

@@ -1,2 +1,0 @@
-/// Placeholder until the Posix layer lands.
-enum PosixModule {}

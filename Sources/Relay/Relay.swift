@@ -1,2 +1,0 @@
-/// Placeholder until the Relay layer lands.
-enum RelayModule {}

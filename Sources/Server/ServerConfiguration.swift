@@ -1,0 +1,34 @@
+/// Every setting the server runs with, already validated by the executable.
+///
+/// Defaults here are the embedded defaults; `Config/switchboard.json` lists the same values.
+public struct ServerConfiguration: Sendable {
+    public var host = "0.0.0.0"
+    public var port = 8080
+    public var tlsPort = 8443
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    public var dataDirectory = "./data"
+    public var durability = "fsync"
+    /// Serve `/echo` (for connectivity checks and the Autobahn conformance suite).
+    public var echo = true
+    /// Origins allowed to open WebSockets from a browser besides the server's own;
+    /// `*` allows any. Requests without an Origin header (non-browser clients) are allowed.
+    public var allowedOrigins: [String] = []
+    public var allowSignup = true
+    public var allowAnonymousRooms = true
+    public var adminToken: String?
+    public var authSecret: String?
+    public var compression = true
+    public var maxMessageSize = 1 << 20
+    public var maxConnections = 100_000
+    /// Bytes a connection may have waiting to be sent before it is closed as a slow consumer.
+    public var outboundQueueBytes = 4 << 20
+    public var messagesPerSecond = 100
+    public var handshakeTimeout = 10.0
+    public var idleTimeout = 60.0
+    public var pingInterval = 25.0
+    /// Where the browser client's files live (served at `/`).
+    public var publicDirectory = "Public"
+
+    public init() {}
+}

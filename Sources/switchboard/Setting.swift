@@ -1,0 +1,122 @@
+import Server
+
+/// One configuration setting: its name in the file, its environment variable, and how a
+/// value is checked and applied.
+struct Setting: Sendable {
+    /// The key in `Config/switchboard.json`, e.g. `idleTimeout`.
+    let key: String
+    /// What the setting accepts, for error messages.
+    let accepts: String
+    let apply: @Sendable (inout Options, String) -> Bool
+
+    /// `SWITCHBOARD_IDLE_TIMEOUT` for `idleTimeout`.
+    var environmentName: String {
+        var name = "SWITCHBOARD_"
+        for character in key {
+            if character.isUppercase { name += "_" }
+            name += character.uppercased()
+        }
+        return name
+    }
+}
+
+/// Everything the executable configures: the server's settings plus its own.
+struct Options: Sendable {
+    var server = ServerConfiguration()
+    var logLevel = "info"
+}
+
+extension Setting {
+    static func text(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String> & Sendable) -> Setting {
+        Setting(key: key, accepts: "a string") { options, value in
+            options.server[keyPath: path] = value
+            return true
+        }
+    }
+
+    static func optionalText(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String?> & Sendable) -> Setting {
+        Setting(key: key, accepts: "a string or null") { options, value in
+            options.server[keyPath: path] = value.isEmpty ? nil : value
+            return true
+        }
+    }
+
+    static func integer(_ key: String, _ path: WritableKeyPath<ServerConfiguration, Int> & Sendable, _ range: ClosedRange<Int>) -> Setting {
+        Setting(key: key, accepts: "a whole number from \(range.lowerBound) to \(range.upperBound)") { options, value in
+            guard let number = Int(value), range.contains(number) else { return false }
+            options.server[keyPath: path] = number
+            return true
+        }
+    }
+
+    static func seconds(_ key: String, _ path: WritableKeyPath<ServerConfiguration, Double> & Sendable) -> Setting {
+        Setting(key: key, accepts: "a number of seconds from 0.1 to 86400") { options, value in
+            guard let number = Double(value), number >= 0.1, number <= 86400 else { return false }
+            options.server[keyPath: path] = number
+            return true
+        }
+    }
+
+    static func flag(_ key: String, _ path: WritableKeyPath<ServerConfiguration, Bool> & Sendable) -> Setting {
+        Setting(key: key, accepts: "true or false") { options, value in
+            switch value {
+            case "true", "1", "yes", "on": options.server[keyPath: path] = true
+            case "false", "0", "no", "off": options.server[keyPath: path] = false
+            default: return false
+            }
+            return true
+        }
+    }
+
+    static func list(_ key: String, _ path: WritableKeyPath<ServerConfiguration, [String]> & Sendable) -> Setting {
+        Setting(key: key, accepts: "a list of strings (comma-separated in flags and environment)") { options, value in
+            options.server[keyPath: path] = value.split(separator: ",").map { String($0).trimmed }.filter { !$0.isEmpty }
+            return true
+        }
+    }
+
+    static func choice(_ key: String, _ choices: [String], _ apply: @escaping @Sendable (inout Options, String) -> Void) -> Setting {
+        Setting(key: key, accepts: "one of \(choices.joined(separator: ", "))") { options, value in
+            guard choices.contains(value) else { return false }
+            apply(&options, value)
+            return true
+        }
+    }
+
+    /// Every setting, in the order `Config/switchboard.json` lists them.
+    static let all: [Setting] = [
+        .text("host", \.host),
+        .integer("port", \.port, 0...65535),
+        .integer("tlsPort", \.tlsPort, 0...65535),
+        .optionalText("tlsCert", \.tlsCertificatePath),
+        .optionalText("tlsKey", \.tlsKeyPath),
+        .text("data", \.dataDirectory),
+        .choice("durability", ["fsync", "none"]) { $0.server.durability = $1 },
+        .choice("logLevel", ["trace", "debug", "info", "notice", "warning", "error", "critical"]) { $0.logLevel = $1 },
+        .flag("echo", \.echo),
+        .list("allowedOrigins", \.allowedOrigins),
+        .flag("allowSignup", \.allowSignup),
+        .flag("allowAnonymousRooms", \.allowAnonymousRooms),
+        .optionalText("adminToken", \.adminToken),
+        .optionalText("authSecret", \.authSecret),
+        .flag("compression", \.compression),
+        .integer("maxMessageSize", \.maxMessageSize, 125...(64 << 20)),
+        .integer("maxConnections", \.maxConnections, 1...10_000_000),
+        .integer("outboundQueueBytes", \.outboundQueueBytes, 4096...(1 << 30)),
+        .integer("messagesPerSecond", \.messagesPerSecond, 1...1_000_000),
+        .seconds("handshakeTimeout", \.handshakeTimeout),
+        .seconds("idleTimeout", \.idleTimeout),
+        .seconds("pingInterval", \.pingInterval),
+        .text("public", \.publicDirectory),
+    ]
+
+    static func named(_ key: String) -> Setting? {
+        all.first { $0.key == key }
+    }
+}
+
+extension String {
+    var trimmed: String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}

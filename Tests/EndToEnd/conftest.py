@@ -1,0 +1,84 @@
+"""Fixtures for the end-to-end tests: a real switchboard binary on a loopback port."""
+
+import os
+import signal
+import subprocess
+import tempfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def binary_path():
+    """The switchboard binary to test: $SWITCHBOARD_BIN, else the debug build."""
+    path = os.environ.get("SWITCHBOARD_BIN") or os.path.join(ROOT, ".build", "debug", "switchboard")
+    if not os.path.exists(path):
+        pytest.exit(f"no switchboard binary at {path}: run `swift build` first", returncode=2)
+    return path
+
+
+class RunningServer:
+    """One server process on 127.0.0.1 with its own data folder."""
+
+    def __init__(self, args=(), env=None, data=None):
+        self.data = data or tempfile.mkdtemp(prefix="switchboard-e2e-")
+        environment = dict(os.environ)
+        environment.update(env or {})
+        self.process = subprocess.Popen(
+            [binary_path(), "--host", "127.0.0.1", "--port", "0", "--data", self.data, *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, cwd=ROOT, text=True)
+        self.urls = {}
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("server exited before listening: " + self.process.stderr.read())
+            if line.startswith("listening on "):
+                url = line.split()[-1]
+                scheme = url.split("://")[0]
+                self.urls[scheme] = url
+                self.port = int(url.rsplit(":", 1)[1]) if scheme == "ws" else getattr(self, "port", None)
+                if scheme == "wss":
+                    self.tls_port = int(url.rsplit(":", 1)[1])
+                expected = 2 if "--tls-cert" in args else 1
+                if len(self.urls) == expected:
+                    break
+
+    @property
+    def ws(self):
+        return f"ws://127.0.0.1:{self.port}"
+
+    @property
+    def http(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+@pytest.fixture
+def start_server():
+    """Starts servers on demand; every one is stopped at the end of the test."""
+    servers = []
+
+    def start(*args, env=None, data=None):
+        server = RunningServer(args, env=env, data=data)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop(signal.SIGKILL)
+
+
+@pytest.fixture
+def server(start_server):
+    """A server with short timers so timeout behaviour is observable in a test."""
+    return start_server("--idle-timeout", "3", "--ping-interval", "1")

@@ -1,6 +1,0 @@
-import Testing
-@testable import Relay
-
-@Test func RelayModuleBuilds() {
-    #expect(Bool(true))
-}

@@ -1,6 +1,0 @@
-import Testing
-@testable import Server
-
-@Test func ServerModuleBuilds() {
-    #expect(Bool(true))
-}
