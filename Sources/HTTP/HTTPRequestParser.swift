@@ -104,7 +104,7 @@ public struct HTTPRequestParser: Sendable {
     /// Parses the finished head (`pending` plus `bytes[start..<end]`) and resets for the next one.
     private mutating func complete(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Result {
         let tail = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-        let parsed: Result
+        let parsed: Swift.Result<HTTPRequestHead, HTTPParseError>
         if pending.isEmpty {
             parsed = Self.parseHead(tail)
         } else {
@@ -116,12 +116,8 @@ public struct HTTPRequestParser: Sendable {
         line = .empty
         inRequest = false
         switch parsed {
-        case .request(let head, _):
-            return .request(head, consumed: end)
-        case .failure(let error):
-            return fail(error)
-        case .needMoreData:
-            return parsed
+        case .success(let head): return .request(head, consumed: end)
+        case .failure(let error): return fail(error)
         }
     }
 
@@ -132,13 +128,8 @@ public struct HTTPRequestParser: Sendable {
         return .failure(error)
     }
 
-    /// Parses a complete head, request line through the final empty line, into `.request` or
-    /// `.failure`; `consumed` is left 0 for `complete` to fill in.
-    private static func parseHead(_ head: UnsafeRawBufferPointer) -> Result {
-        do {
-            return .request(try HTTPHeadParser(head).parse(), consumed: 0)
-        } catch {
-            return .failure(error)
-        }
+    /// Parses a complete head, request line through the final empty line.
+    private static func parseHead(_ head: UnsafeRawBufferPointer) -> Swift.Result<HTTPRequestHead, HTTPParseError> {
+        Swift.Result { () throws(HTTPParseError) in try HTTPHeadParser(head).parse() }
     }
 }
