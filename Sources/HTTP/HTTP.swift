@@ -1,2 +1,0 @@
-/// Placeholder until the HTTP layer lands.
-enum HTTPModule {}

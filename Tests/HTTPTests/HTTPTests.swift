@@ -1,6 +1,0 @@
-import Testing
-@testable import HTTP
-
-@Test func HTTPModuleBuilds() {
-    #expect(Bool(true))
-}
