@@ -1,0 +1,21 @@
+/// Per-connection decompression of whole messages, implemented by the Deflate target
+/// (permessage-deflate, RFC 7692).
+///
+/// The WebSocket layer knows nothing of zlib: it only collects the payload of a message whose
+/// first frame had RSV1 and hands it over at FIN. The decompressor keeps whatever window state
+/// the negotiated parameters require between messages.
+public protocol MessageDecompressor: AnyObject {
+    /// Inflates one whole compressed message (all its frames' payloads concatenated).
+    ///
+    /// Throws `.tooLarge` as soon as the output would pass `limit` bytes (before inflating
+    /// further), `.corrupt` on bad data.
+    func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> [UInt8]
+}
+
+/// Why a compressed message could not be inflated.
+public enum DecompressionError: Error, Sendable {
+    /// The inflated message would exceed the limit: the connection closes with 1009.
+    case tooLarge
+    /// The data is not a valid deflate stream: the connection closes with 1007.
+    case corrupt
+}

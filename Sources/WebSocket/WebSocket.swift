@@ -1,2 +1,0 @@
-/// Placeholder until the WebSocket layer lands.
-enum WebSocketModule {}

@@ -1,6 +1,0 @@
-import Testing
-@testable import WebSocket
-
-@Test func WebSocketModuleBuilds() {
-    #expect(Bool(true))
-}
