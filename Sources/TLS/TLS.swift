@@ -1,2 +1,0 @@
-/// Placeholder until the TLS layer lands.
-enum TLSModule {}
