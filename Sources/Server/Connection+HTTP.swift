@@ -36,7 +36,7 @@ extension Connection {
         }
         let keepAlive = head.keepAlive && !head.hasBody
         let route = Route(path: head.path)
-        if route.isWebSocket {
+        if route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade") {
             upgrade(head, route: route)
         } else {
             send(server.plainResponse(for: route, head: head), keepAlive: keepAlive)

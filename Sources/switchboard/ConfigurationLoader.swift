@@ -56,8 +56,8 @@ enum ConfigurationLoader {
             switch value {
             case is NSNull:
                 return (key, "")
-            case let number as NSNumber where CFGetTypeID(number) == CFBooleanGetTypeID():
-                return (key, number.boolValue ? "true" : "false")
+            case let flag as Bool where !(value is Int) && !(value is Double):
+                return (key, flag ? "true" : "false")
             case let number as NSNumber:
                 return (key, number.stringValue)
             case let text as String:

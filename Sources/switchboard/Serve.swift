@@ -54,10 +54,8 @@ struct Serve: ParsableCommand {
         } catch {
             throw RuntimeError(description: "switchboard: cannot start: \(error)")
         }
-        for url in urls {
-            print("listening on \(url)")
-        }
-        fflush(stdout)
+        // Unbuffered, so a script reading the port sees the lines at once.
+        FileHandle.standardOutput.write(Data(urls.map { "listening on \($0)\n" }.joined().utf8))
         logger.info("switchboard started", metadata: ["tls": "\(context != nil ? "on" : "off")"])
         try server.run()
         logger.info("switchboard stopped")

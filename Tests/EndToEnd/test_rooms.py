@@ -12,10 +12,11 @@ from wsraw import RawClient
 
 
 def join(server, room, name=None, notices=False):
+    """Opens a room connection; the caller closes it (or the test's end does)."""
     query = [] if notices else ["notices=0"]
     if name:
         query.append(f"name={name}")
-    return connect(f"{server.ws}/rooms/{room}?{'&'.join(query)}", compression=None)
+    return connect(f"{server.ws}/rooms/{room}?{'&'.join(query)}", compression=None).__enter__()
 
 
 def test_room_of_twenty_relays_everything_in_order_to_everyone_else(server):
@@ -118,7 +119,7 @@ def test_websocat_sends_and_receives_in_a_room(server):
                                 capture_output=True, timeout=20)
         assert result.returncode == 0, result.stderr
         assert listener.recv(timeout=5) == "* term joined (2 online)"
-        assert listener.recv(timeout=5) == "hello from websocat"
+        assert listener.recv(timeout=5) == "hello from websocat\n"
         assert listener.recv(timeout=5) == "* term left (1 online)"
         receiver = subprocess.Popen(["websocat", "-t", "-n", "-U", url], stdout=subprocess.PIPE)
         try:

@@ -10,7 +10,7 @@ from wsraw import RawClient
 
 def test_sigterm_closes_every_websocket_with_1001_and_exits_zero(start_server):
     server = start_server()
-    clients = [connect(f"{server.ws}/rooms/bye?notices=0", compression=None) for _ in range(5)]
+    clients = [connect(f"{server.ws}/rooms/bye?notices=0", compression=None).__enter__() for _ in range(5)]
     raw = RawClient(server.port, path="/echo")
     server.process.send_signal(signal.SIGTERM)
     assert raw.recv_close() == 1001
