@@ -143,7 +143,7 @@ final class Connection: EventHandler, Flushable {
     func send(_ chunk: ByteChunk) {
         guard phase == .webSocket || phase == .http else { return }
         enqueue(chunk)
-        if writeQueue.queuedBytes > server.configuration.outboundQueueBytes {
+        if writeQueue.queuedBytes > server.outboundLimit {
             server.metrics.slowConsumers += 1
             server.logger.debug("closing a slow consumer", metadata: ["queued": "\(writeQueue.queuedBytes)"])
             close(code: .policyViolation, reason: "slow consumer: outbound queue full")

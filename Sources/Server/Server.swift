@@ -20,6 +20,9 @@ public final class Server {
     let rooms = RoomEndpoint()
     var connections: ContiguousArray<Connection> = []
     var webSocketCount = 0
+    /// The slow-consumer limit in force: the configured queue size, but never less than two
+    /// of the largest messages, so one legitimate big message never counts as a slow reader.
+    let outboundLimit: Int
     private var listeners: [Listener] = []
     private var pages: [String: [UInt8]] = [:]
     private var isReady = false
@@ -34,6 +37,7 @@ public final class Server {
         self.configuration = configuration
         self.logger = logger
         self.loop = try EventLoop()
+        self.outboundLimit = max(configuration.outboundQueueBytes, 2 * configuration.maxMessageSize)
         for name in ["index.html"] {
             if let page = FileSystem.readFile(configuration.publicDirectory + "/" + name) { pages[name] = page }
         }
