@@ -1,0 +1,27 @@
+/// The permessage-deflate parameters agreed in one handshake (RFC 7692 §7.1).
+///
+/// The server compresses with `serverMaxWindowBits` and `serverNoContextTakeover`; it inflates
+/// what the client sends with `clientMaxWindowBits` and `clientNoContextTakeover`.
+public struct DeflateParameters: Sendable, Equatable {
+    /// The server resets its compressor after every message.
+    public var serverNoContextTakeover: Bool
+    /// The client resets its compressor after every message, so the inflater may too.
+    public var clientNoContextTakeover: Bool
+    /// The largest window (in bits) the server may reference when compressing: 8...15.
+    public var serverMaxWindowBits: Int
+    /// The largest window (in bits) the client may reference when compressing: 8...15.
+    public var clientMaxWindowBits: Int
+
+    /// Creates parameters; the defaults are those of a plain `permessage-deflate` offer.
+    public init(
+        serverNoContextTakeover: Bool = false,
+        clientNoContextTakeover: Bool = false,
+        serverMaxWindowBits: Int = 15,
+        clientMaxWindowBits: Int = 15
+    ) {
+        self.serverNoContextTakeover = serverNoContextTakeover
+        self.clientNoContextTakeover = clientNoContextTakeover
+        self.serverMaxWindowBits = serverMaxWindowBits
+        self.clientMaxWindowBits = clientMaxWindowBits
+    }
+}
