@@ -24,4 +24,24 @@ public struct DeflateParameters: Sendable, Equatable {
         self.serverMaxWindowBits = serverMaxWindowBits
         self.clientMaxWindowBits = clientMaxWindowBits
     }
+
+    /// Makes the inflater for what this connection's client sends.
+    ///
+    /// One per connection; with `clientNoContextTakeover` it keeps no state between messages.
+    public func makeInflater() -> MessageInflater {
+        MessageInflater(windowBits: clientMaxWindowBits, noContextTakeover: clientNoContextTakeover)
+    }
+
+    /// Makes a deflater for what the server sends under these parameters.
+    ///
+    /// With `serverNoContextTakeover` a deflater is not tied to a connection: connections whose
+    /// parameters make the same deflater (same window) can share one, and so share frames.
+    public func makeDeflater(configuration: DeflateConfiguration) -> MessageDeflater {
+        MessageDeflater(
+            windowBits: serverMaxWindowBits,
+            noContextTakeover: serverNoContextTakeover,
+            memoryLevel: configuration.memoryLevel,
+            level: configuration.compressionLevel
+        )
+    }
 }

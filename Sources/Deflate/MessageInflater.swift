@@ -72,13 +72,8 @@ public final class MessageInflater: MessageDecompressor {
             inflateMessage(payload, limit: max(limit, 0), chunk: chunk, into: &output)
         }
         switch outcome {
-        case .consumed:
+        case .consumed, .streamEnd:
             if noContextTakeover { inflateReset(stream) }
-            return output
-        case .streamEnd:
-            // After a final block zlib accepts no more input; the sender had to start a new
-            // stream for its next message too, so there is no window left to keep.
-            inflateReset(stream)
             return output
         case .tooLarge:
             inflateReset(stream)
@@ -96,20 +91,41 @@ public final class MessageInflater: MessageDecompressor {
         chunk: UnsafeMutableBufferPointer<UInt8>,
         into output: inout [UInt8]
     ) -> Outcome {
-        let payloadOutcome = payload.withUnsafeBytes { feed($0, limit: limit, chunk: chunk, into: &output) }
-        switch payloadOutcome {
+        let payloadOutcome = payload.withUnsafeBytes { feedAll($0, limit: limit, chunk: chunk, into: &output) }
+        // `.streamEnd` here is a payload ending exactly with a final block: the message is
+        // complete, and the trailer would only open a stream it cannot finish.
+        guard case .consumed = payloadOutcome else { return payloadOutcome }
+        let trailerOutcome = Self.trailer.withUnsafeBytes { feedAll($0, limit: limit, chunk: chunk, into: &output) }
+        switch trailerOutcome {
         case .consumed:
-            break
-        case .streamEnd(let leftover):
-            return leftover == 0 ? payloadOutcome : .corrupt
-        case .tooLarge, .corrupt:
-            return payloadOutcome
+            // A well-formed message ends with a sync flush, so the trailer closes an empty stored
+            // block and inflate waits for the next block header; anywhere else means truncation.
+            return stream.pointee.data_type & Self.atBlockBoundary != 0 ? .consumed : .corrupt
+        case .streamEnd, .tooLarge, .corrupt:
+            return trailerOutcome
         }
-        let trailerOutcome = Self.trailer.withUnsafeBytes { feed($0, limit: limit, chunk: chunk, into: &output) }
-        guard case .consumed = trailerOutcome else { return trailerOutcome }
-        // A well-formed message ends with a sync flush, so the trailer closes an empty stored
-        // block and inflate waits for the next block header; anywhere else means truncated data.
-        return stream.pointee.data_type & Self.atBlockBoundary != 0 ? .consumed : .corrupt
+    }
+
+    /// Inflates all of `input`, starting a new stream after each block with BFINAL set.
+    ///
+    /// RFC 7692 §7.2.3.4 lets a sender end a message with a final block followed by a `00` byte,
+    /// which with the trailer forms an empty stored block: the bytes after a stream's end are
+    /// inflated as a new stream (after a final block the sender's compressor had to restart
+    /// too, so no window is lost). `.streamEnd(0)` reports a stream that ended with the input.
+    private func feedAll(
+        _ input: UnsafeRawBufferPointer,
+        limit: Int,
+        chunk: UnsafeMutableBufferPointer<UInt8>,
+        into output: inout [UInt8]
+    ) -> Outcome {
+        var remaining = input
+        while true {
+            let outcome = feed(remaining, limit: limit, chunk: chunk, into: &output)
+            guard case .streamEnd(let leftover) = outcome else { return outcome }
+            inflateReset(stream)
+            if leftover == 0 { return outcome }
+            remaining = UnsafeRawBufferPointer(rebasing: remaining.suffix(leftover))
+        }
     }
 
     /// Inflates all of `input`, appending at most `limit + 1 - output.count` bytes to `output`.

@@ -142,3 +142,16 @@ func answersServerMaxWindowBitsWithTheOfferedValue(_ bits: Int) {
     let mixed = ExtensionOffer.parseList("a;=1, b; q=1 , c d")
     #expect(mixed == [nil, ExtensionOffer(name: "b", parameters: [.init(name: "q", value: "1")]), nil])
 }
+
+@Test func negotiatedParametersMakeMatchingCodecs() throws {
+    let answer = try #require(PerMessageDeflate.negotiate(
+        offers: ["permessage-deflate; client_max_window_bits; server_max_window_bits=10"],
+        configuration: DeflateConfiguration()
+    ))
+    let message = Array(String(repeating: "the same words again and again ", count: 40).utf8)
+    let payload = answer.parameters.makeDeflater(configuration: DeflateConfiguration()).compress(message)
+    let receiver = MessageInflater(windowBits: answer.parameters.serverMaxWindowBits, noContextTakeover: true)
+    #expect(try receiver.decompress(payload, limit: message.count) == message)
+    let clientSide = MessageDeflater(windowBits: 15, noContextTakeover: false, memoryLevel: 8, level: 6)
+    #expect(try answer.parameters.makeInflater().decompress(clientSide.compress(message), limit: message.count) == message)
+}
