@@ -66,10 +66,13 @@ public final class MessageInflater: MessageDecompressor {
     /// boundary once the trailer is appended. After an error the stream is reset; the
     /// connection is expected to close.
     public func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> [UInt8] {
+        // zlib counts input in 32 bits; and `limit + 1` below must not overflow.
+        guard payload.count <= Int(UInt32.max) else { throw .tooLarge }
+        let limit = min(max(limit, 0), Int.max - 1)
         var output: [UInt8] = []
-        output.reserveCapacity(min(max(limit, 0), max(payload.count * 4, 256)))
+        output.reserveCapacity(min(limit, max(payload.count * 4, 256)))
         let outcome = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.chunkSize) { chunk in
-            inflateMessage(payload, limit: max(limit, 0), chunk: chunk, into: &output)
+            inflateMessage(payload, limit: limit, chunk: chunk, into: &output)
         }
         switch outcome {
         case .consumed, .streamEnd:

@@ -108,6 +108,7 @@ private func decompressionError(_ body: () throws(DecompressionError) -> [UInt8]
         try inflater.decompress(payload, limit: message.count - 1)
     } == .tooLarge)
     #expect(try inflater.decompress([0x00], limit: 0) == [])
+    #expect(try inflater.decompress(payload, limit: .max) == message)
 }
 
 @Test func rejectsCorruptData() throws {
