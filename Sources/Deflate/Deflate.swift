@@ -1,2 +1,0 @@
-/// Placeholder until the Deflate layer lands.
-enum DeflateModule {}

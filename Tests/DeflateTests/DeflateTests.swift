@@ -1,6 +1,0 @@
-import Testing
-@testable import Deflate
-
-@Test func DeflateModuleBuilds() {
-    #expect(Bool(true))
-}
