@@ -1,4 +1,5 @@
 import Bytes
+import Deflate
 import HTTP
 import WebSocket
 
@@ -58,12 +59,15 @@ extension Connection {
                          keepAlive: false)
                     return
                 }
-                let decompressor = server.negotiateCompression(head, response: &response)
+                deflate = server.negotiateCompression(head, response: &response)
+                if let deflate, !deflate.serverNoContextTakeover {
+                    ownDeflater = deflate.makeDeflater(configuration: server.configuration.deflate)
+                }
                 enqueue(ByteChunk(response.serialize(keepAlive: true)))
                 httpParser = nil
                 webSocket = WebSocketConnection(
                     configuration: .init(maxMessageSize: server.configuration.maxMessageSize),
-                    decompressor: decompressor)
+                    decompressor: deflate?.makeInflater())
                 phase = .webSocket
                 lastPing = loop.now
                 server.webSocketCount += 1

@@ -1,4 +1,5 @@
 import Bytes
+import Deflate
 import HTTP
 import Logging
 import Posix
@@ -29,6 +30,11 @@ final class Connection: EventHandler, Flushable {
     var httpParser: HTTPRequestParser?
     var webSocket: WebSocketConnection?
     var endpoint: Endpoint?
+    /// The negotiated permessage-deflate parameters, if any.
+    var deflate: DeflateParameters?
+    /// This connection's own compression stream, only when it keeps context between messages
+    /// (then its frames cannot be shared with anyone).
+    var ownDeflater: MessageDeflater?
     var writeQueue = WriteQueue()
     /// The connection's place in `Server.connections`, for O(1) removal.
     var slot = 0

@@ -24,7 +24,8 @@ final class EchoEndpoint: Endpoint {
 
     func received(_ connection: Connection, opcode: Opcode, payload: [UInt8]) {
         connection.server.metrics.messagesOut += 1
-        connection.send(FrameEncoder.frame(opcode, payload: payload))
+        var message = OutgoingMessage(opcode, payload: payload)
+        connection.send(message.frame(for: connection))
     }
 
     func closed(_ connection: Connection) {}

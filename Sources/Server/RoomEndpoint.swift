@@ -23,9 +23,9 @@ final class RoomEndpoint: Endpoint {
         guard let name = connection.roomName else { return }
         let members = rooms.members(of: name)
         guard members.count > 1 else { return }
-        let frame = FrameEncoder.frame(opcode, payload: payload)
+        var message = OutgoingMessage(opcode, payload: payload)
         for member in members where member !== connection {
-            member.send(frame)
+            member.send(message.frame(for: member))
         }
         connection.server.metrics.messagesOut += members.count - 1
     }
@@ -38,10 +38,9 @@ final class RoomEndpoint: Endpoint {
     }
 
     private func notify(_ room: String, _ text: String) {
-        var frame: ByteChunk?
+        var message = OutgoingMessage(.text, payload: Array(text.utf8))
         for member in rooms.members(of: room) where member.wantsNotices {
-            if frame == nil { frame = FrameEncoder.frame(.text, payload: Array(text.utf8)) }
-            member.send(frame!)
+            member.send(message.frame(for: member))
         }
     }
 

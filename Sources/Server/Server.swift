@@ -1,4 +1,5 @@
 import Bytes
+import Deflate
 import HTTP
 import Logging
 import Posix
@@ -213,8 +214,27 @@ public final class Server {
         }
     }
 
-    /// Answers the upgrade's permessage-deflate offer; nil while compression is not negotiated.
-    func negotiateCompression(_ head: HTTPRequestHead, response: inout HTTPResponse) -> (any MessageDecompressor)? {
-        nil
+    /// Deflaters without context takeover, one per window size, shared by every connection:
+    /// a room message is compressed once per window size, not once per member.
+    private var sharedDeflaters: [Int: MessageDeflater] = [:]
+
+    func sharedDeflater(windowBits: Int) -> MessageDeflater {
+        if let deflater = sharedDeflaters[windowBits] { return deflater }
+        let deflater = MessageDeflater(
+            windowBits: windowBits, noContextTakeover: true,
+            memoryLevel: configuration.deflate.memoryLevel, level: configuration.deflate.compressionLevel)
+        sharedDeflaters[windowBits] = deflater
+        return deflater
+    }
+
+    /// Answers the upgrade's permessage-deflate offers (adding the response header) and
+    /// returns the negotiated parameters, or nil when compression is off or declined.
+    func negotiateCompression(_ head: HTTPRequestHead, response: inout HTTPResponse) -> DeflateParameters? {
+        let offers = head.headers.values("Sec-WebSocket-Extensions")
+        guard configuration.deflate.isEnabled, !offers.isEmpty,
+              let (parameters, answer) = PerMessageDeflate.negotiate(offers: offers, configuration: configuration.deflate)
+        else { return nil }
+        response.headers.add("Sec-WebSocket-Extensions", answer)
+        return parameters
     }
 }

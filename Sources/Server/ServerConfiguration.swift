@@ -1,3 +1,5 @@
+import Deflate
+
 /// Every setting the server runs with, already validated by the executable.
 ///
 /// Defaults here are the embedded defaults; `Config/switchboard.json` lists the same values.
@@ -18,7 +20,8 @@ public struct ServerConfiguration: Sendable {
     public var allowAnonymousRooms = true
     public var adminToken: String?
     public var authSecret: String?
-    public var compression = true
+    /// permessage-deflate (RFC 7692); `deflate.isEnabled` is the `compression` setting.
+    public var deflate = DeflateConfiguration()
     public var maxMessageSize = 1 << 20
     public var maxConnections = 100_000
     /// Bytes a connection may have waiting to be sent before it is closed as a slow consumer.
