@@ -1,6 +1,0 @@
-import Testing
-@testable import Store
-
-@Test func StoreModuleBuilds() {
-    #expect(Bool(true))
-}
