@@ -1,2 +1,0 @@
-/// Placeholder until the JSON layer lands.
-enum JSONModule {}

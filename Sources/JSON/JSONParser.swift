@@ -1,0 +1,277 @@
+/// A strict RFC 8259 parser over a contiguous byte buffer.
+///
+/// Strict means: no comments, no trailing commas, no leading zeros, no raw control characters
+/// in strings, no lone UTF-16 surrogates in `\u` escapes, valid UTF-8 only, no duplicate keys,
+/// and nothing but whitespace after the document. Every rejection is a `JSONError` carrying the
+/// byte offset; a peer's input never traps.
+///
+/// The parser is a recursive descent over an unsafe pointer: the caller keeps the buffer alive
+/// for the duration of `parseDocument()` (the `JSONValue.parse` overloads do this). Recursion
+/// depth is bounded by `JSONLimits.maxDepth`, which is what keeps hostile nesting from
+/// exhausting the stack. One parser parses one document.
+public struct JSONParser {
+    /// The document; subscripts are unchecked in release builds, and every read is guarded
+    /// by `index < count` first.
+    let input: UnsafeBufferPointer<UInt8>
+    let count: Int
+    var index = 0
+    /// The number of arrays and objects currently open around `index`.
+    var depth = 0
+    let limits: JSONLimits
+    /// Reused for strings that contain escapes, so each such string costs one allocation.
+    var scratch: [UInt8] = []
+
+    /// A parser over `bytes`, which must stay valid while `parseDocument()` runs.
+    public init(bytes: UnsafeRawBufferPointer, limits: JSONLimits = JSONLimits()) {
+        self.input = bytes.bindMemory(to: UInt8.self)
+        self.count = bytes.count
+        self.limits = limits
+    }
+
+    /// Parses the whole buffer as one JSON text.
+    public mutating func parseDocument() throws(JSONError) -> JSONValue {
+        guard count <= limits.maxBytes else {
+            throw JSONError(.tooLarge(limit: limits.maxBytes), offset: limits.maxBytes)
+        }
+        let value = try parseValue()
+        skipWhitespace()
+        guard index == count else { throw JSONError(.trailingData, offset: index) }
+        return value
+    }
+
+    // MARK: Values
+
+    mutating func parseValue() throws(JSONError) -> JSONValue {
+        skipWhitespace()
+        guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
+        switch input[index] {
+        case ASCIIByte.openBrace:
+            return try parseObject()
+        case ASCIIByte.openBracket:
+            return try parseArray()
+        case ASCIIByte.quote:
+            return .string(try parseString())
+        case ASCIIByte.t:
+            try expectLiteral(Self.trueLiteral)
+            return .bool(true)
+        case ASCIIByte.f:
+            try expectLiteral(Self.falseLiteral)
+            return .bool(false)
+        case ASCIIByte.n:
+            try expectLiteral(Self.nullLiteral)
+            return .null
+        case ASCIIByte.minus, ASCIIByte.zero...ASCIIByte.nine:
+            return try parseNumber()
+        case let byte:
+            throw JSONError(.unexpectedByte(byte, expected: "a value"), offset: index)
+        }
+    }
+
+    private static let trueLiteral: [UInt8] = Array("true".utf8)
+    private static let falseLiteral: [UInt8] = Array("false".utf8)
+    private static let nullLiteral: [UInt8] = Array("null".utf8)
+
+    private mutating func expectLiteral(_ literal: [UInt8]) throws(JSONError) {
+        for expected in literal {
+            guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
+            let byte = input[index]
+            guard byte == expected else {
+                throw JSONError(.unexpectedByte(byte, expected: "a value"), offset: index)
+            }
+            index += 1
+        }
+    }
+
+    private mutating func enterContainer() throws(JSONError) {
+        depth += 1
+        guard depth <= limits.maxDepth else {
+            throw JSONError(.tooDeep(limit: limits.maxDepth), offset: index)
+        }
+    }
+
+    private mutating func parseArray() throws(JSONError) -> JSONValue {
+        try enterContainer()
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < count && input[index] == ASCIIByte.closeBracket {
+            index += 1
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            elements.append(try parseValue())
+            skipWhitespace()
+            guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
+            switch input[index] {
+            case ASCIIByte.comma:
+                index += 1
+                skipWhitespace()
+                if index < count && input[index] == ASCIIByte.closeBracket {
+                    throw JSONError(.trailingComma, offset: index)
+                }
+            case ASCIIByte.closeBracket:
+                index += 1
+                depth -= 1
+                return .array(elements)
+            case let byte:
+                throw JSONError(.unexpectedByte(byte, expected: "',' or ']'"), offset: index)
+            }
+        }
+    }
+
+    private mutating func parseObject() throws(JSONError) -> JSONValue {
+        try enterContainer()
+        index += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if index < count && input[index] == ASCIIByte.closeBrace {
+            index += 1
+            depth -= 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
+            guard input[index] == ASCIIByte.quote else {
+                throw JSONError(.unexpectedByte(input[index], expected: "a string key"), offset: index)
+            }
+            let keyOffset = index
+            let key = try parseString()
+            skipWhitespace()
+            guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
+            guard input[index] == ASCIIByte.colon else {
+                throw JSONError(.unexpectedByte(input[index], expected: "':'"), offset: index)
+            }
+            index += 1
+            let value = try parseValue()
+            if members.updateValue(value, forKey: key) != nil {
+                throw JSONError(.duplicateKey(key), offset: keyOffset)
+            }
+            skipWhitespace()
+            guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
+            switch input[index] {
+            case ASCIIByte.comma:
+                index += 1
+                skipWhitespace()
+                if index < count && input[index] == ASCIIByte.closeBrace {
+                    throw JSONError(.trailingComma, offset: index)
+                }
+            case ASCIIByte.closeBrace:
+                index += 1
+                depth -= 1
+                return .object(members)
+            case let byte:
+                throw JSONError(.unexpectedByte(byte, expected: "',' or '}'"), offset: index)
+            }
+        }
+    }
+
+    @inline(__always)
+    mutating func skipWhitespace() {
+        while index < count {
+            switch input[index] {
+            case ASCIIByte.space, ASCIIByte.tab, ASCIIByte.lineFeed, ASCIIByte.carriageReturn:
+                index += 1
+            default:
+                return
+            }
+        }
+    }
+
+    // MARK: Numbers
+
+    /// Parses `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    ///
+    /// Integers without fraction or exponent are accumulated directly into an `Int64` so
+    /// timestamps stay exact and avoid a string round trip; the rest (and integers that
+    /// overflow) go through the standard library's correctly rounded `Double` parser.
+    private mutating func parseNumber() throws(JSONError) -> JSONValue {
+        let start = index
+        let negative = input[index] == ASCIIByte.minus
+        if negative { index += 1 }
+        guard index < count else { throw JSONError(.invalidNumber, offset: index) }
+        let firstDigit = input[index]
+        guard firstDigit >= ASCIIByte.zero && firstDigit <= ASCIIByte.nine else {
+            throw JSONError(.invalidNumber, offset: index)
+        }
+        // Accumulate as a negative magnitude: Int64.min has no positive counterpart.
+        var magnitude: Int64 = 0
+        var overflow = false
+        if firstDigit == ASCIIByte.zero {
+            index += 1
+            if index < count && input[index] >= ASCIIByte.zero && input[index] <= ASCIIByte.nine {
+                throw JSONError(.leadingZero, offset: start)
+            }
+        } else {
+            while index < count, input[index] >= ASCIIByte.zero, input[index] <= ASCIIByte.nine {
+                let digit = Int64(input[index] &- ASCIIByte.zero)
+                let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (next, o2) = times10.subtractingReportingOverflow(digit)
+                overflow = overflow || o1 || o2
+                magnitude = next
+                index += 1
+            }
+        }
+        var isInteger = true
+        if index < count && input[index] == ASCIIByte.period {
+            isInteger = false
+            index += 1
+            try skipDigits()
+        }
+        if index < count && (input[index] == ASCIIByte.e || input[index] == ASCIIByte.upperE) {
+            isInteger = false
+            index += 1
+            if index < count && (input[index] == ASCIIByte.plus || input[index] == ASCIIByte.minus) {
+                index += 1
+            }
+            try skipDigits()
+        }
+        if isInteger && !overflow {
+            if negative { return .integer(magnitude) }
+            if magnitude != Int64.min { return .integer(-magnitude) }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<index]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else {
+            throw JSONError(.numberOutOfRange, offset: start)
+        }
+        return .number(value)
+    }
+
+    /// Skips one or more digits, as the fraction and exponent require.
+    private mutating func skipDigits() throws(JSONError) {
+        let start = index
+        while index < count, input[index] >= ASCIIByte.zero, input[index] <= ASCIIByte.nine {
+            index += 1
+        }
+        guard index > start else { throw JSONError(.invalidNumber, offset: index) }
+    }
+}
+
+/// The bytes of the JSON grammar, named so the parser reads like the RFC.
+@usableFromInline
+enum ASCIIByte {
+    @usableFromInline static let quote: UInt8 = 0x22
+    @usableFromInline static let backslash: UInt8 = 0x5C
+    @usableFromInline static let slash: UInt8 = 0x2F
+    static let openBrace: UInt8 = 0x7B
+    static let closeBrace: UInt8 = 0x7D
+    static let openBracket: UInt8 = 0x5B
+    static let closeBracket: UInt8 = 0x5D
+    static let comma: UInt8 = 0x2C
+    static let colon: UInt8 = 0x3A
+    static let minus: UInt8 = 0x2D
+    static let plus: UInt8 = 0x2B
+    static let period: UInt8 = 0x2E
+    static let zero: UInt8 = 0x30
+    static let nine: UInt8 = 0x39
+    static let e: UInt8 = 0x65
+    static let upperE: UInt8 = 0x45
+    static let t: UInt8 = 0x74
+    static let f: UInt8 = 0x66
+    static let n: UInt8 = 0x6E
+    static let space: UInt8 = 0x20
+    static let tab: UInt8 = 0x09
+    static let lineFeed: UInt8 = 0x0A
+    static let carriageReturn: UInt8 = 0x0D
+}

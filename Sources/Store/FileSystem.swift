@@ -1,0 +1,166 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The store's only funnel for file system calls.
+///
+/// Each function makes one syscall explicit, retries it on `EINTR`, and turns a failure into a
+/// `StoreError.io` that names the call and the path, so the operator reads
+/// "could not fsync data/journal.jsonl: Input/output error".
+enum FileSystem {
+    /// Opens `path`, returning nil when it does not exist and `flags` lacks `O_CREAT`.
+    static func openIfExists(_ path: String, flags: Int32, mode: mode_t = 0o600) throws(StoreError) -> Int32? {
+        while true {
+            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+            if fd >= 0 { return fd }
+            let code = errno
+            if code == EINTR { continue }
+            if code == ENOENT && flags & O_CREAT == 0 { return nil }
+            throw StoreError.io(path: path, operation: "open", errno: code)
+        }
+    }
+
+    /// Opens `path`, failing if it does not exist (unless `flags` has `O_CREAT`).
+    static func open(_ path: String, flags: Int32, mode: mode_t = 0o600) throws(StoreError) -> Int32 {
+        guard let fd = try openIfExists(path, flags: flags, mode: mode) else {
+            throw StoreError.io(path: path, operation: "open", errno: ENOENT)
+        }
+        return fd
+    }
+
+    /// Closes a descriptor; errors are ignored because nothing written through it is pending
+    /// (every file the store writes is fsynced before it is closed).
+    static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    /// Reads the whole file behind `fd` from its current offset.
+    static func readAll(_ fd: Int32, path: String) throws(StoreError) -> [UInt8] {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw StoreError.io(path: path, operation: "stat", errno: errno) }
+        // The size is a hint for one allocation; the loop still reads until end of file.
+        var bytes = [UInt8](repeating: 0, count: max(Int(status.st_size), 0) + 1)
+        var filled = 0
+        while true {
+            if filled == bytes.count {
+                bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 4096)))
+            }
+            let result = bytes.withUnsafeMutableBytes { buffer in
+                Glibc.read(fd, buffer.baseAddress! + filled, buffer.count - filled)
+            }
+            if result > 0 {
+                filled += result
+            } else if result == 0 {
+                break
+            } else if errno != EINTR {
+                throw StoreError.io(path: path, operation: "read", errno: errno)
+            }
+        }
+        bytes.removeLast(bytes.count - filled)
+        return bytes
+    }
+
+    /// Writes all of `bytes`, continuing after short writes.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(StoreError) {
+        var offset = 0
+        while offset < bytes.count {
+            let result = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if result >= 0 {
+                offset += result
+            } else if errno != EINTR {
+                throw StoreError.io(path: path, operation: "write", errno: errno)
+            }
+        }
+    }
+
+    /// Writes all of `bytes`, continuing after short writes.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(StoreError) {
+        let result: Result<Void, StoreError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(StoreError) in try writeAll(fd, raw, path: path) }
+        }
+        try result.get()
+    }
+
+    /// Flushes data and metadata of `fd` to stable storage.
+    static func fsync(_ fd: Int32, path: String) throws(StoreError) {
+        while Glibc.fsync(fd) != 0 {
+            if errno != EINTR { throw StoreError.io(path: path, operation: "fsync", errno: errno) }
+        }
+    }
+
+    /// Flushes the data of `fd` and the metadata needed to read it back (the file size), but
+    /// not timestamps: for an append-only journal this is the durable part of fsync, cheaper.
+    static func fdatasync(_ fd: Int32, path: String) throws(StoreError) {
+        while Glibc.fdatasync(fd) != 0 {
+            if errno != EINTR { throw StoreError.io(path: path, operation: "fdatasync", errno: errno) }
+        }
+    }
+
+    /// Cuts the file behind `fd` to `length` bytes.
+    static func truncate(_ fd: Int32, to length: Int, path: String) throws(StoreError) {
+        while ftruncate(fd, off_t(length)) != 0 {
+            if errno != EINTR { throw StoreError.io(path: path, operation: "truncate", errno: errno) }
+        }
+    }
+
+    /// Atomically replaces `destination` with `source`.
+    static func rename(_ source: String, to destination: String) throws(StoreError) {
+        guard Glibc.rename(source, destination) == 0 else {
+            throw StoreError.io(path: destination, operation: "rename \(source) over", errno: errno)
+        }
+    }
+
+    /// Removes `path`; returns false when it did not exist.
+    @discardableResult
+    static func removeIfExists(_ path: String) throws(StoreError) -> Bool {
+        if unlink(path) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw StoreError.io(path: path, operation: "remove", errno: errno)
+    }
+
+    /// Creates `path` and any missing parents with `mode`; an existing directory is fine.
+    static func makeDirectories(_ path: String, mode: mode_t = 0o700) throws(StoreError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            if mkdir(prefix, mode) != 0 && errno != EEXIST {
+                throw StoreError.io(path: prefix, operation: "create folder", errno: errno)
+            }
+            prefix += "/"
+        }
+    }
+
+    /// Fsyncs a directory, which makes renames and newly created entries in it durable.
+    static func syncDirectory(_ path: String) throws(StoreError) {
+        let fd = try open(path, flags: O_RDONLY | O_DIRECTORY)
+        defer { close(fd) }
+        try fsync(fd, path: path)
+    }
+
+    /// Takes an exclusive, non-blocking `flock` on `fd`.
+    ///
+    /// `flock` belongs to the open file description, so a second `open` of the lock file, in
+    /// this process or another, conflicts; that is what refuses a second server.
+    static func lockExclusively(_ fd: Int32, path: String, directory: String) throws(StoreError) {
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            if code == EWOULDBLOCK { throw StoreError.locked(directory: directory) }
+            throw StoreError.io(path: path, operation: "lock", errno: code)
+        }
+    }
+
+    /// The permission bits of `path`.
+    static func permissions(_ path: String) throws(StoreError) -> mode_t {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw StoreError.io(path: path, operation: "stat", errno: errno) }
+        return status.st_mode & 0o7777
+    }
+
+    /// Nanoseconds on the monotonic clock, for latency statistics.
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}

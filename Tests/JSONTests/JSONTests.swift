@@ -1,6 +1,0 @@
-import Testing
-@testable import JSON
-
-@Test func JSONModuleBuilds() {
-    #expect(Bool(true))
-}

@@ -1,0 +1,94 @@
+import Foundation
+import JSON
+import Logging
+@testable import Store
+
+/// A fresh temporary folder; each test removes it with `defer { folder.remove() }`.
+struct TemporaryFolder {
+    let path: String
+
+    init() {
+        var template = Array((NSTemporaryDirectory() + "/store-test-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed")
+        path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
+    }
+
+    /// The data folder inside, not yet created, so tests also cover folder creation.
+    var data: String { path + "/data" }
+
+    func file(_ name: String) -> String { data + "/" + name }
+
+    func read(_ name: String) -> [UInt8]? {
+        FileManager.default.contents(atPath: file(name)).map { [UInt8]($0) }
+    }
+
+    func write(_ name: String, _ bytes: [UInt8]) {
+        try? FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: file(name), contents: Data(bytes))
+    }
+
+    func write(_ name: String, _ text: String) {
+        write(name, Array(text.utf8))
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// Thread-safe collection of values reported by store callbacks.
+final class Recorder<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private var storage: [Value] = []
+
+    func add(_ value: Value) {
+        lock.lock()
+        storage.append(value)
+        lock.unlock()
+    }
+
+    var values: [Value] {
+        lock.lock()
+        defer { lock.unlock() }
+        return storage
+    }
+}
+
+/// A log handler that keeps messages so tests can check what the store said.
+struct RecordingLogHandler: LogHandler {
+    let messages: Recorder<(Logger.Level, String)>
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        messages.add((event.level, event.message.description))
+    }
+}
+
+/// A logger whose messages land in the returned recorder.
+func recordingLogger() -> (Logger, Recorder<(Logger.Level, String)>) {
+    let messages = Recorder<(Logger.Level, String)>()
+    let logger = Logger(label: "store-test") { _ in RecordingLogHandler(messages: messages) }
+    return (logger, messages)
+}
+
+/// Opens a store in `folder.data` with a quiet logger.
+func openStore(_ folder: TemporaryFolder, durability: Durability = .fsync, compactAfterBytes: Int = 1 << 20) throws -> (Store, JSONValue) {
+    let (logger, _) = recordingLogger()
+    let opened = try Store.open(directory: folder.data, durability: durability, compactAfterBytes: compactAfterBytes, logger: logger)
+    return (opened.store, opened.tree)
+}
+
+/// A message mutation as the chat service would write it.
+func messageMutation(group: String, id: String, text: String, at time: Int64) -> Mutation {
+    .set(path: ["Messages", group, id], value: [
+        "message": .string(text), "user": "u1", "createdAt": .integer(time), "imageUrl": nil,
+    ])
+}

@@ -1,0 +1,90 @@
+import Bytes
+import Testing
+@testable import WebSocket
+
+/// A stand-in for permessage-deflate: "inflates" by reversing the bytes, or fails as told, and
+/// records what it was given.
+private final class FakeDecompressor: MessageDecompressor {
+    var failure: DecompressionError?
+    var received: [[UInt8]] = []
+    var limits: [Int] = []
+
+    init(failure: DecompressionError? = nil) {
+        self.failure = failure
+    }
+
+    func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> [UInt8] {
+        received.append(payload)
+        limits.append(limit)
+        if let failure { throw failure }
+        return payload.reversed()
+    }
+}
+
+private func compressedEvents(
+    _ bytes: [UInt8],
+    decompressor: FakeDecompressor,
+    configuration: WebSocketConfiguration = WebSocketConfiguration()
+) -> [WebSocketEvent] {
+    events(feeding: bytes.map { [$0] }, configuration: configuration, decompressor: decompressor)
+}
+
+@Test func inflatesWholeMessageAtFin() {
+    let decompressor = FakeDecompressor()
+    let bytes = ClientFrame.make(opcode: 1, Array("ab".utf8), fin: false, rsv: 0x40) + ClientFrame.ping([5])
+        + ClientFrame.continuation(Array("cd".utf8))
+    let result = compressedEvents(bytes, decompressor: decompressor)
+    #expect(result == [.write(FrameEncoder.frame(.pong, payload: [5])), .text(Array("dcba".utf8))])
+    #expect(decompressor.received == [Array("abcd".utf8)])
+    #expect(decompressor.limits == [1 << 20])
+}
+
+@Test func leavesUncompressedMessagesAlone() {
+    let decompressor = FakeDecompressor()
+    #expect(compressedEvents(ClientFrame.binary([1, 2]), decompressor: decompressor) == [.binary([1, 2])])
+    #expect(decompressor.received.isEmpty)
+}
+
+@Test func rejectsCompressionBitOnContinuation() {
+    let bytes = ClientFrame.make(opcode: 2, [1], fin: false, rsv: 0x40) + ClientFrame.make(opcode: 0, [2], rsv: 0x40)
+    #expect(compressedEvents(bytes, decompressor: FakeDecompressor()) == failureEvents(.misplacedCompressionBit))
+}
+
+@Test func rejectsCompressionBitOnControlFrame() {
+    let bytes = ClientFrame.make(opcode: 9, [1], rsv: 0x40)
+    #expect(compressedEvents(bytes, decompressor: FakeDecompressor()) == failureEvents(.misplacedCompressionBit))
+}
+
+@Test func rejectsOtherReservedBitsEvenWithCompression() {
+    let bytes = ClientFrame.make(opcode: 1, [0x41], rsv: 0x60)
+    #expect(compressedEvents(bytes, decompressor: FakeDecompressor()) == failureEvents(.reservedBitsSet))
+}
+
+@Test func closesWith1009WhenInflatedMessageIsTooLarge() {
+    let bytes = ClientFrame.make(opcode: 2, [1, 2, 3], rsv: 0x40)
+    let result = compressedEvents(bytes, decompressor: FakeDecompressor(failure: .tooLarge))
+    #expect(result == failureEvents(.messageTooBig))
+}
+
+@Test func closesWith1007WhenCompressedDataIsCorrupt() {
+    let bytes = ClientFrame.make(opcode: 2, [1, 2, 3], rsv: 0x40)
+    let result = compressedEvents(bytes, decompressor: FakeDecompressor(failure: .corrupt))
+    #expect(result == failureEvents(.corruptCompressedMessage))
+    #expect(WebSocketError.corruptCompressedMessage.closeCode == .invalidPayload)
+}
+
+@Test func validatesInflatedText() {
+    // Reversed, [0xAC, 0x82, 0xE2] becomes "€"; reversed "€" is invalid UTF-8.
+    let valid = ClientFrame.make(opcode: 1, [0xAC, 0x82, 0xE2], rsv: 0x40)
+    #expect(compressedEvents(valid, decompressor: FakeDecompressor()) == [.text([0xE2, 0x82, 0xAC])])
+    let invalid = ClientFrame.make(opcode: 1, [0xE2, 0x82, 0xAC], rsv: 0x40)
+    #expect(compressedEvents(invalid, decompressor: FakeDecompressor()) == failureEvents(.invalidUTF8))
+}
+
+@Test func boundsCompressedSizeByMessageLimit() {
+    let configuration = WebSocketConfiguration(maxMessageSize: 4)
+    let bytes = ClientFrame.make(opcode: 2, [1, 2, 3], fin: false, rsv: 0x40) + ClientFrame.continuation([4, 5])
+    let decompressor = FakeDecompressor()
+    #expect(compressedEvents(bytes, decompressor: decompressor, configuration: configuration) == failureEvents(.messageTooBig))
+    #expect(decompressor.received.isEmpty)
+}
