@@ -1,7 +1,8 @@
 extension Crypto {
     /// The base64url alphabet of RFC 4648 §5: `-` and `_` replace `+` and `/` so tokens survive
     /// URLs, cookies and file names unescaped.
-    static let base64URLAlphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    static let base64URLAlphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Maps an ASCII byte to its 6-bit value, or 0xFF for a byte outside the alphabet.
     static let base64URLValues: [UInt8] = {

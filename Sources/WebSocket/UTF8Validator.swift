@@ -36,7 +36,17 @@ public struct UTF8Validator: Sendable {
                 while index < count {
                     if current == Self.accept {
                         // Between characters, a word without any high bit is eight ASCII bytes:
-                        // all valid, and no state change.
+                        // all valid, and no state change. Four words are OR-ed per step so the
+                        // loop runs one branch per 32 bytes of plain text.
+                        while index + 32 <= count {
+                            let combined =
+                                bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                                | bytes.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)
+                                | bytes.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)
+                                | bytes.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)
+                            guard combined & 0x8080_8080_8080_8080 == 0 else { break }
+                            index += 32
+                        }
                         while index + 8 <= count,
                             bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0
                         {

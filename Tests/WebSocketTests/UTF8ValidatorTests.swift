@@ -120,3 +120,18 @@ private func disagrees(_ bytes: [UInt8]) -> Bool {
     }
     #expect(mismatches.isEmpty)
 }
+
+@Test func findsInvalidByteAtEveryPositionPastTheASCIIFastPath() {
+    var missed: [Int] = []
+    for position in 0..<70 {
+        var bytes = [UInt8](repeating: 0x61, count: 70)
+        bytes[position] = 0xFF
+        if UTF8Validator.isValid(bytes) { missed.append(position) }
+        bytes[position] = 0xC3
+        if position + 1 < bytes.count {
+            bytes[position + 1] = 0xA9
+            if !UTF8Validator.isValid(bytes) { missed.append(-position) }
+        }
+    }
+    #expect(missed.isEmpty)
+}

@@ -1,0 +1,45 @@
+import Glibc
+import TLS
+
+/// Shared test material: one self-signed certificate generated per test process, and fresh
+/// temporary directories for tests that need their own files.
+enum Fixture {
+    /// Paths of the shared development certificate and key.
+    static let certificate: (certificatePath: String, keyPath: String) = {
+        do {
+            return try SelfSignedCertificate.write(toDirectory: temporaryDirectory())
+        } catch {
+            preconditionFailure("cannot create the test certificate: \(error)")
+        }
+    }()
+
+    /// A server context loaded from the shared certificate.
+    static let context: TLSContext = {
+        do {
+            return try TLSContext(
+                certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
+        } catch {
+            preconditionFailure("cannot load the test certificate: \(error)")
+        }
+    }()
+
+    /// Creates a new empty directory under /tmp and returns its path.
+    static func temporaryDirectory() -> String {
+        var template = Array("/tmp/switchboard-tls-XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress, let path = mkdtemp(base) else {
+                preconditionFailure("mkdtemp failed")
+            }
+            return String(cString: path)
+        }
+    }
+
+    /// The permission bits of a file, or nil if it cannot be stat'ed.
+    static func mode(of path: String) -> mode_t? {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            return nil
+        }
+        return status.st_mode & 0o777
+    }
+}

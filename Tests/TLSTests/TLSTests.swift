@@ -1,6 +1,0 @@
-import Testing
-@testable import TLS
-
-@Test func TLSModuleBuilds() {
-    #expect(Bool(true))
-}
