@@ -72,8 +72,14 @@ extension WebSocketConnection {
         }
         // After our close the payload is dropped, so its size no longer matters.
         guard sentCloseCode == nil else { return }
-        // Checked from the header alone, before a single payload byte is buffered.
-        guard length <= configuration.maxFrameSize, length <= configuration.maxMessageSize - message.count else {
+        // Checked from the header alone, before a single payload byte is buffered. Deflate
+        // makes incompressible data slightly larger (stored blocks add 5 bytes per 16 KiB), so
+        // a compressed message may pass the limit by that much; its inflated size is checked
+        // against the exact limit when it is inflated.
+        let slack = messageIsCompressed ? configuration.maxMessageSize / 64 + 1024 : 0
+        guard length <= configuration.maxFrameSize + slack,
+              length <= configuration.maxMessageSize + slack - message.count
+        else {
             throw .messageTooBig
         }
     }

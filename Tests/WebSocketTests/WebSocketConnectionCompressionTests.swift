@@ -81,10 +81,20 @@ private func compressedEvents(
     #expect(compressedEvents(invalid, decompressor: FakeDecompressor()) == failureEvents(.invalidUTF8))
 }
 
-@Test func boundsCompressedSizeByMessageLimit() {
-    let configuration = WebSocketConfiguration(maxMessageSize: 4)
-    let bytes = ClientFrame.make(opcode: 2, [1, 2, 3], fin: false, rsv: 0x40) + ClientFrame.continuation([4, 5])
+@Test func boundsCompressedSizeByMessageLimitPlusDeflateSlack() {
+    // Limit 64: compressed messages may reach 64 + 64/64 + 1024 = 1089 bytes.
+    let configuration = WebSocketConfiguration(maxMessageSize: 64)
+    let tooBig = ClientFrame.make(opcode: 2, [UInt8](repeating: 1, count: 1000), fin: false, rsv: 0x40)
+        + ClientFrame.continuation([UInt8](repeating: 2, count: 100))
     let decompressor = FakeDecompressor()
-    #expect(compressedEvents(bytes, decompressor: decompressor, configuration: configuration) == failureEvents(.messageTooBig))
+    #expect(compressedEvents(tooBig, decompressor: decompressor, configuration: configuration) == failureEvents(.messageTooBig))
     #expect(decompressor.received.isEmpty)
+}
+
+@Test func incompressibleMessageSlightlyOverTheLimitStillReachesTheInflater() {
+    let configuration = WebSocketConfiguration(maxMessageSize: 64)
+    let bytes = ClientFrame.make(opcode: 2, [UInt8](repeating: 7, count: 70), rsv: 0x40)
+    let decompressor = FakeDecompressor()
+    _ = compressedEvents(bytes, decompressor: decompressor, configuration: configuration)
+    #expect(decompressor.received.count == 1)
 }

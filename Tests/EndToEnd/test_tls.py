@@ -1,0 +1,122 @@
+"""wss:// through OpenSSL: handshakes, every path over TLS, bad certificates, plaintext on the TLS port."""
+
+import json
+import os
+import socket
+import ssl
+import subprocess
+import tempfile
+import urllib.request
+
+import pytest
+from websockets.sync.client import connect
+
+from conftest import binary_path
+
+
+@pytest.fixture(scope="module")
+def certificate():
+    folder = tempfile.mkdtemp(prefix="switchboard-cert-")
+    result = subprocess.run([binary_path(), "cert", "--self-signed", "--out", folder], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+
+
+@pytest.fixture
+def tls_server(start_server, certificate):
+    cert, key = certificate
+    return start_server("--tls-cert", cert, "--tls-key", key, "--tls-port", "0")
+
+
+def client_context(certificate):
+    context = ssl.create_default_context(cafile=certificate[0])
+    return context
+
+
+def test_cert_command_writes_a_private_key_only_the_owner_can_read(certificate):
+    assert os.stat(certificate[1]).st_mode & 0o077 == 0
+
+
+def test_server_prints_both_listeners(tls_server):
+    assert tls_server.urls["ws"].startswith("ws://")
+    assert tls_server.urls["wss"].startswith("wss://")
+
+
+def test_wss_echo_round_trips_text_and_binary(tls_server, certificate):
+    url = f"wss://localhost:{tls_server.tls_port}/echo"
+    with connect(url, ssl=client_context(certificate), max_size=2 << 20) as ws:
+        for size in [0, 10, 70000, 1 << 20]:
+            data = os.urandom(size)
+            ws.send(data)
+            assert ws.recv() == data
+        ws.send("héllo")
+        assert ws.recv() == "héllo"
+
+
+def test_wss_and_ws_members_share_a_room(tls_server, certificate):
+    secure = connect(f"wss://localhost:{tls_server.tls_port}/rooms/mixed?notices=0",
+                     ssl=client_context(certificate)).__enter__()
+    plain = connect(f"{tls_server.ws}/rooms/mixed?notices=0").__enter__()
+    secure.send("from tls")
+    assert plain.recv(timeout=5) == "from tls"
+    plain.send("from plain")
+    assert secure.recv(timeout=5) == "from plain"
+    secure.close()
+    plain.close()
+
+
+def test_https_serves_health(tls_server, certificate):
+    with urllib.request.urlopen(f"https://localhost:{tls_server.tls_port}/healthz",
+                                context=client_context(certificate), timeout=5) as response:
+        assert json.loads(response.read()) == {"status": "ok"}
+
+
+def test_openssl_s_client_negotiates_tls13_and_http11_alpn(tls_server):
+    result = subprocess.run(
+        ["openssl", "s_client", "-connect", f"127.0.0.1:{tls_server.tls_port}", "-servername", "localhost",
+         "-alpn", "http/1.1"],
+        input=b"", capture_output=True, timeout=20)
+    output = (result.stdout + result.stderr).decode()
+    assert "TLSv1.3" in output
+    assert "ALPN protocol: http/1.1" in output
+
+
+def test_openssl_s_client_with_tls11_is_refused(tls_server):
+    result = subprocess.run(
+        ["openssl", "s_client", "-connect", f"127.0.0.1:{tls_server.tls_port}", "-tls1_1", "-brief"],
+        input=b"", capture_output=True, timeout=20)
+    assert result.returncode != 0
+
+
+def test_plaintext_on_the_tls_port_is_closed_and_the_server_carries_on(tls_server, certificate):
+    with socket.create_connection(("127.0.0.1", tls_server.tls_port), timeout=5) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        received = b""
+        while True:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            received += chunk
+        assert b"200" not in received
+    with connect(f"wss://localhost:{tls_server.tls_port}/echo", ssl=client_context(certificate)) as ws:
+        ws.send("still serving")
+        assert ws.recv() == "still serving"
+
+
+def test_missing_certificate_stops_the_start_naming_the_file(tmp_path):
+    missing = str(tmp_path / "nope.pem")
+    result = subprocess.run([binary_path(), "--port", "0", "--data", str(tmp_path / "data"),
+                             "--tls-cert", missing, "--tls-key", missing],
+                            capture_output=True, text=True, timeout=20)
+    assert result.returncode == 1
+    assert "nope.pem" in result.stderr
+
+
+def test_mismatched_key_stops_the_start_with_the_openssl_reason(tmp_path, certificate):
+    other = tmp_path / "other"
+    subprocess.run([binary_path(), "cert", "--self-signed", "--out", str(other)], check=True, capture_output=True)
+    result = subprocess.run([binary_path(), "--port", "0", "--data", str(tmp_path / "data"),
+                             "--tls-cert", certificate[0], "--tls-key", str(other / "key.pem")],
+                            capture_output=True, text=True, timeout=20)
+    assert result.returncode == 1
+    assert "key values mismatch" in result.stderr

@@ -1,6 +1,0 @@
-import Testing
-@testable import Posix
-
-@Test func PosixModuleBuilds() {
-    #expect(Bool(true))
-}
