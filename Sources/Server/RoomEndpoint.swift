@@ -13,7 +13,7 @@ final class RoomEndpoint: Endpoint {
         guard case .room(let name) = Route(path: head.path) else { return }
         connection.roomName = name
         connection.wantsNotices = head.query["notices"] != "0"
-        connection.displayName = head.query["name"].flatMap { $0.isEmpty ? nil : String($0.prefix(64)) }
+        connection.displayName = connection.server.chatUserName(head) ?? head.query["name"].flatMap { $0.isEmpty ? nil : String($0.prefix(64)) }
             ?? RoomEndpoint.guestName()
         let count = rooms.join(name, connection)
         notify(name, "* \(connection.displayName) joined (\(count) online)")

@@ -4,6 +4,7 @@ import HTTP
 import Logging
 import Posix
 import Relay
+import Store
 import TLS
 import WebSocket
 
@@ -19,6 +20,9 @@ public final class Server {
     let metrics = Metrics()
     let echo = EchoEndpoint()
     let rooms = RoomEndpoint()
+    /// `/ws` and the store it persists to, from `start` on (see Server+Chat.swift).
+    var chat: ChatEndpoint?
+    var store: Store?
     var connections: ContiguousArray<Connection> = []
     var webSocketCount = 0
     /// The slow-consumer limit in force: the configured queue size, but never less than two
@@ -53,6 +57,7 @@ public final class Server {
     public func start(tls: TLSContext?) throws -> [String] {
         let limit = Socket.raiseFileLimit()
         logger.debug("file descriptor limit \(limit)")
+        try openChat()
         var urls: [String] = []
         let plain = try Socket.listen(host: configuration.host, port: configuration.port)
         listeners.append(Listener(fd: plain.fd, port: plain.port, tlsContext: nil, server: self))
@@ -74,6 +79,7 @@ public final class Server {
 
     /// Runs the event loop on the calling thread until shutdown has finished.
     public func run() throws {
+        defer { closeChat() }
         try loop.run()
     }
 
@@ -121,7 +127,14 @@ public final class Server {
                 return .refuse(.error(.badRequest, code: "bad_request",
                                       message: "room names are 1 to 64 characters of A-Z a-z 0-9 . _ -"))
             }
+            if !configuration.allowAnonymousRooms && chatUserName(head) == nil {
+                return .refuse(.error(.unauthorized, code: "unauthorized",
+                                      message: "this server needs a valid token: /rooms/\(name)?token=..."))
+            }
             return .accept(rooms)
+        case .chat:
+            if let chat { return .accept(chat) }
+            return .refuse(.error(.serviceUnavailable, code: "unavailable", message: "the chat store is not loaded"))
         default:
             return .refuse(.error(.notFound, code: "not_found", message: "no WebSocket endpoint at \(head.path)"))
         }
@@ -147,6 +160,10 @@ public final class Server {
             var response = HTTPResponse(status: .ok, body: Array(metricsText().utf8))
             response.headers.add("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return response
+        case .presence:
+            return presenceResponse(head)
+        case .tree(let path):
+            return treeResponse(path, head)
         case .page(let name):
             guard let page = pages[name] else { break }
             var response = HTTPResponse(status: .ok, body: page)

@@ -11,6 +11,10 @@ public struct ServerConfiguration: Sendable {
     public var tlsKeyPath: String?
     public var dataDirectory = "./data"
     public var durability = "fsync"
+    /// Journal bytes after which the store writes a new snapshot (`compactAfterBytes`).
+    public var compactAfterBytes = 64 << 20
+    /// How long a session token lives, in seconds (`tokenLifetime`, default 30 days).
+    public var tokenLifetime = 30 * 24 * 3600
     /// Serve `/echo` (for connectivity checks and the Autobahn conformance suite).
     public var echo = true
     /// Origins allowed to open WebSockets from a browser besides the server's own;

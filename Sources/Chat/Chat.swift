@@ -1,2 +1,0 @@
-/// Placeholder until the Chat layer lands.
-enum ChatModule {}

@@ -1,0 +1,64 @@
+import JSON
+
+/// A message in the tree's shape and in the protocol's shape.
+extension ChatMessage {
+    /// `{"clientId"?,"createdAt","imageUrl"|"message","receivedBy"?,"user"}`, keys sorted as
+    /// the snapshot wants them, written by hand because compaction writes millions.
+    func writeTreeValue(into out: inout [UInt8]) {
+        var writer = JSONWriter()
+        if let clientId { writer.string("clientId", clientId) }
+        writer.integer("createdAt", createdAt)
+        if let imageUrl { writer.string("imageUrl", imageUrl) }
+        if let text { writer.string("message", text) }
+        if !receivedBy.isEmpty { writeReceipts(&writer) }
+        writer.string("user", user)
+        out.append(contentsOf: writer.finished())
+    }
+
+    /// The stored form as a value, for the journal and the tree API.
+    var treeValue: JSONValue {
+        var fields: [String: JSONValue] = ["user": .string(user), "createdAt": .integer(createdAt)]
+        if let text { fields["message"] = .string(text) }
+        if let imageUrl { fields["imageUrl"] = .string(imageUrl) }
+        if let clientId { fields["clientId"] = .string(clientId) }
+        if !receivedBy.isEmpty { fields["receivedBy"] = .object(receivedBy.mapValues { .integer($0) }) }
+        return .object(fields)
+    }
+
+    /// The protocol's Message object, fields written into `writer`.
+    func write(into writer: inout JSONWriter, group: String) {
+        writer.string("id", id)
+        writer.string("group", group)
+        writer.string("user", user)
+        if let text { writer.string("text", text) }
+        if let imageUrl { writer.string("imageUrl", imageUrl) }
+        writer.integer("createdAt", createdAt)
+        if let clientId { writer.string("clientId", clientId) }
+        if !receivedBy.isEmpty { writeReceipts(&writer) }
+    }
+
+    private func writeReceipts(_ writer: inout JSONWriter) {
+        writer.object("receivedBy") { nested in
+            for (uid, time) in receivedBy.sorted(by: { $0.key < $1.key }) {
+                nested.dynamicKey(uid)
+                nested.integerValue(time)
+            }
+        }
+    }
+}
+
+extension MessageLog {
+    /// All messages as an object keyed by id.
+    var treeValue: JSONValue {
+        .object(messages.reduce(into: [:]) { $0[$1.id] = $1.treeValue })
+    }
+}
+
+extension JSONWriter {
+    /// A bare integer after `dynamicKey`.
+    mutating func integerValue(_ value: Int64) {
+        var out: [UInt8] = []
+        JSONEncoding.appendInteger(value, to: &out)
+        appendRaw(out)
+    }
+}

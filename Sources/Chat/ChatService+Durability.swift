@@ -1,0 +1,66 @@
+import Store
+
+/// Group commit: changes go to the store, replies wait for `onDurable`.
+extension ChatService {
+    /// Appends `mutations` and runs `completion` with true once they are durable (false if
+    /// the store could not make them so). Completions run in ticket order.
+    func commit(_ mutations: [Mutation], message: (group: String, message: ChatMessage)? = nil,
+                completion: @escaping (Bool) -> Void) {
+        let ticket = store.append(mutations)
+        completions.append((ticket, completion))
+        if let message { pendingMessages.append((ticket, message.group, message.message)) }
+        if store.needsCompaction { compact() }
+    }
+
+    /// Runs every completion whose ticket is at most `ticket`: the store has it on disk.
+    public func durable(through ticket: UInt64) {
+        finish(through: ticket, succeeded: true)
+    }
+
+    /// Runs every completion up to `ticket` as failed: the store could not write them.
+    public func failed(through ticket: UInt64) {
+        finish(through: ticket, succeeded: false)
+    }
+
+    private func finish(through ticket: UInt64, succeeded: Bool) {
+        while pendingMessageHead < pendingMessages.count, pendingMessages[pendingMessageHead].ticket <= ticket {
+            let pending = pendingMessages[pendingMessageHead]
+            pendingMessageHead += 1
+            if succeeded { state.messages[pending.group, default: MessageLog()].insert(pending.message) }
+        }
+        if pendingMessageHead == pendingMessages.count {
+            pendingMessages.removeAll(keepingCapacity: true)
+            pendingMessageHead = 0
+        }
+        while completionHead < completions.count, completions[completionHead].ticket <= ticket {
+            let completion = completions[completionHead].run
+            completionHead += 1
+            completion(succeeded)
+        }
+        // Reset the FIFO when drained; compact it when a long backlog has been consumed, so
+        // the array neither grows forever nor is shifted on every completion.
+        if completionHead == completions.count {
+            completions.removeAll(keepingCapacity: true)
+            completionHead = 0
+        } else if completionHead > 1024 {
+            completions.removeFirst(completionHead)
+            completionHead = 0
+        }
+    }
+
+    /// Whether some changes still wait for the disk.
+    public var hasPendingWrites: Bool { completionHead < completions.count }
+
+    /// Queues a compaction with an O(1) copy-on-write snapshot of the state; the store's
+    /// thread adds the messages that are appended but not yet durable and serializes it.
+    public func compact() {
+        let snapshot = state
+        let pending = pendingMessages[pendingMessageHead...].map { ($0.group, $0.message) }
+        let now = clock.seconds
+        store.compact(writingSnapshot: { out in
+            var full = snapshot
+            for (group, message) in pending { full.messages[group, default: MessageLog()].insert(message) }
+            full.writeTree(into: &out, now: now)
+        })
+    }
+}

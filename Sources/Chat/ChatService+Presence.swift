@@ -1,0 +1,124 @@
+import JSON
+
+/// Who is online: signed-in connections per user, subscribed connections per group, and the
+/// folded `presence` diffs.
+extension ChatService {
+    /// Signs `session` in as the token's user (after signing out whoever it was before).
+    func attach(_ session: ChatSession<Client>, _ token: SessionToken) {
+        if session.userID != nil { detach(session) }
+        session.userID = token.userID
+        session.sessionID = token.sessionID
+        session.tokenExpiry = token.expiresAt
+        userSessions[token.userID, default: [:]][ObjectIdentifier(session.client)] = session
+    }
+
+    /// Signs `session` out: it leaves every group it was subscribed to.
+    func detach(_ session: ChatSession<Client>) {
+        guard let uid = session.userID else { return }
+        for gid in session.subscriptions { removeSubscription(session, gid, uid) }
+        session.subscriptions.removeAll()
+        session.userID = nil
+        session.sessionID = nil
+        let key = ObjectIdentifier(session.client)
+        userSessions[uid]?.removeValue(forKey: key)
+        if userSessions[uid]?.isEmpty == true { userSessions.removeValue(forKey: uid) }
+    }
+
+    /// Subscribes `session` to `gid`'s live events; the user comes online there if it was not.
+    func addSubscription(_ session: ChatSession<Client>, _ gid: String, _ uid: String) {
+        guard session.subscriptions.insert(gid).inserted else { return }
+        subscribers.join(gid, session.client)
+        let count = online[gid]?[uid] ?? 0
+        if count == 0 { notePresence(gid, uid, wasOnline: false) }
+        online[gid, default: [:]][uid] = count + 1
+    }
+
+    /// The reverse of `addSubscription`; the caller updates `session.subscriptions`.
+    func removeSubscription(_ session: ChatSession<Client>, _ gid: String, _ uid: String) {
+        subscribers.leave(gid, session.client)
+        let count = online[gid]?[uid] ?? 0
+        if count <= 1 {
+            online[gid]?.removeValue(forKey: uid)
+            if online[gid]?.isEmpty == true { online.removeValue(forKey: gid) }
+            if count == 1 { notePresence(gid, uid, wasOnline: true) }
+        } else {
+            online[gid]?[uid] = count - 1
+        }
+    }
+
+    /// Unsubscribes every connection of `uid` from `gid` (after `leave`).
+    func unsubscribeUser(_ uid: String, from gid: String) {
+        guard let connections = userSessions[uid] else { return }
+        for session in connections.values where session.subscriptions.remove(gid) != nil {
+            removeSubscription(session, gid, uid)
+        }
+    }
+
+    /// Records the state before the first change of this window; later changes keep it.
+    private func notePresence(_ gid: String, _ uid: String, wasOnline: Bool) {
+        if presenceChanges[gid]?[uid] == nil {
+            presenceChanges[gid, default: [:]][uid] = wasOnline
+        }
+    }
+
+    /// The users online in `gid`, sorted.
+    public func onlineUsers(in gid: String) -> [String] {
+        (online[gid]?.keys).map { $0.sorted() } ?? []
+    }
+
+    /// Whether `uid` has any signed-in connection.
+    public func isOnline(_ uid: String) -> Bool {
+        userSessions[uid] != nil
+    }
+
+    /// Sends one `presence` event per group whose online set changed since the last call:
+    /// `{"op":"presence","group","online":n,"joined":[ids],"left":[ids]}`. The server calls it
+    /// every 50 ms, so a burst of joins becomes one event and nobody waits more than that.
+    public func flushPresence() {
+        guard !presenceChanges.isEmpty else { return }
+        let changes = presenceChanges
+        presenceChanges.removeAll()
+        for (gid, users) in changes {
+            let current = online[gid] ?? [:]
+            var joined: [String] = []
+            var left: [String] = []
+            for (uid, wasOnline) in users {
+                let isOnline = current[uid] != nil
+                if isOnline && !wasOnline { joined.append(uid) }
+                if !isOnline && wasOnline { left.append(uid) }
+            }
+            guard !joined.isEmpty || !left.isEmpty else { continue }
+            var writer = JSONWriter(op: "presence")
+            writer.string("group", gid)
+            writer.integer("online", current.count)
+            writer.strings("joined", joined.sorted())
+            writer.strings("left", left.sorted())
+            broadcast(writer.finished(), group: gid)
+        }
+    }
+
+    /// `{"groups":[{"id","name","online":n,"users":[ids]}],"onlineUsers":n,"connections":n}`
+    /// for `GET /api/v1/presence`: groups with someone online, busiest first.
+    public func presenceSnapshot() -> [UInt8] {
+        var writer = JSONWriter()
+        let busy = online.sorted { $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.key < $1.key }
+        writer.objects("groups", busy) { nested, entry in
+            nested.string("id", entry.key)
+            nested.string("name", state.groups[entry.key]?.name)
+            nested.integer("online", entry.value.count)
+            nested.strings("users", entry.value.keys.sorted())
+        }
+        writer.integer("onlineUsers", userSessions.count)
+        writer.integer("connections", sessions.count)
+        return writer.finished()
+    }
+
+    /// Users with a signed-in connection.
+    public var onlineUserCount: Int { userSessions.count }
+
+    /// The read-only tree for the admin API, with the live `online` sets; `Auth` is never in it.
+    public func subtree(_ path: [String]) -> JSONValue? {
+        guard path.first != "Auth" else { return nil }
+        return state.subtree(path) { [online] gid in (online[gid]?.keys).map { $0.sorted() } ?? [] }
+    }
+}

@@ -1,0 +1,208 @@
+import JSON
+import Logging
+import Relay
+import Store
+
+/// The chat service of `/ws`: accounts, groups, messages, receipts and presence.
+///
+/// Holds the typed state built from the store's tree and keeps the store in step: every change
+/// is applied here and appended to the store as mutations, and its `ok` reply (and, for a
+/// message, its event to the other subscribers) goes out only when the store reports the ticket
+/// durable (`durable(through:)`). Messages join the readable history at that moment too, so no
+/// one ever sees a message that a crash could still take away.
+///
+/// Confined to the event loop thread; talks to the world only through `Transport`.
+public final class ChatService<Transport: ChatTransport> {
+    public typealias Client = Transport.Client
+
+    public internal(set) var state: ChatState
+    public let configuration: ChatConfiguration
+    let store: Store
+    unowned let transport: Transport
+    let secret: [UInt8]
+    let logger: Logger
+    let clock: ChatClock
+    var ids = PushIDGenerator()
+
+    var sessions: [ObjectIdentifier: ChatSession<Client>] = [:]
+    /// Signed-in connections per user: a user with any is `online` in `users`.
+    var userSessions: [String: [ObjectIdentifier: ChatSession<Client>]] = [:]
+    /// Connections subscribed to each group: the recipients of its events.
+    let subscribers = RoomRegistry<Client>()
+    /// Per group, the users with at least one subscribed connection, and how many.
+    var online: [String: [String: Int]] = [:]
+    /// Per group, the users whose online state changed since the last `flushPresence`, with
+    /// the state they had before the first change, so a join and a leave within one window
+    /// cancel out.
+    var presenceChanges: [String: [String: Bool]] = [:]
+    /// Emails being signed up while their password hashes, so two signups cannot both win.
+    var reservedEmails: Set<String> = []
+
+    /// Completions waiting for the store, in ticket order.
+    var completions: [(ticket: UInt64, run: (Bool) -> Void)] = []
+    var completionHead = 0
+    /// Messages appended to the store but not yet durable (and so not yet in `state`), which a
+    /// compaction snapshot must still include.
+    var pendingMessages: [(ticket: UInt64, group: String, message: ChatMessage)] = []
+    var pendingMessageHead = 0
+
+    public init(
+        state: ChatState, store: Store, transport: Transport, secret: [UInt8],
+        configuration: ChatConfiguration = ChatConfiguration(), logger: Logger, clock: ChatClock = .system
+    ) {
+        self.state = state
+        self.store = store
+        self.transport = transport
+        self.secret = secret
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+    }
+
+    // MARK: Connections
+
+    /// A connection opened on `/ws`; a valid `token` from the URL signs it in at once. An
+    /// invalid one leaves it signed out (it may still `auth`, `login` or `signup`).
+    public func opened(_ client: Client, token: String?) {
+        let session = ChatSession(client: client, rate: RateLimiter(rate: configuration.messagesPerSecond, now: clock.monotonicNanoseconds()))
+        sessions[ObjectIdentifier(client)] = session
+        if let token, let claims = validSession(token) {
+            attach(session, claims)
+        }
+    }
+
+    /// A text message from `client`.
+    public func received(_ client: Client, text: [UInt8]) {
+        guard let session = sessions[ObjectIdentifier(client)] else { return }
+        guard admit(session) else { return }
+        let request: ChatRequest
+        do throws(ChatError) {
+            let value: JSONValue
+            do {
+                value = try JSONValue.parse(text, limits: JSONLimits(maxDepth: 32, maxBytes: configuration.maxRequestBytes))
+            } catch {
+                if case .tooLarge = error.reason {
+                    throw ChatError(.tooLarge, "a request may be at most \(configuration.maxRequestBytes) bytes")
+                }
+                throw ChatError(.badRequest, "a request must be one JSON object: \(error)")
+            }
+            guard case .object(let object) = value else {
+                throw ChatError(.badRequest, "a request must be one JSON object such as {\"op\":\"ping\"}")
+            }
+            request = try ChatRequest(object)
+        } catch {
+            badFrame(session, error, closeCode: 1007)
+            return
+        }
+        do throws(ChatError) {
+            try perform(request, session)
+        } catch {
+            fail(session, request.id, error)
+        }
+    }
+
+    /// A binary message from `client`: the protocol is JSON text only.
+    public func receivedBinary(_ client: Client) {
+        guard let session = sessions[ObjectIdentifier(client)] else { return }
+        guard admit(session) else { return }
+        badFrame(session, ChatError(.badRequest, "send JSON in text frames; binary frames are not understood"), closeCode: 1003)
+    }
+
+    /// The connection is gone (any way): it leaves every group's presence at once.
+    public func closed(_ client: Client) {
+        guard let session = sessions.removeValue(forKey: ObjectIdentifier(client)) else { return }
+        session.isOpen = false
+        detach(session)
+    }
+
+    private func admit(_ session: ChatSession<Client>) -> Bool {
+        switch session.rate.admit(now: clock.monotonicNanoseconds()) {
+        case .allow:
+            return true
+        case .reject:
+            fail(session, nil, ChatError(.rateLimited, "too many requests: at most \(configuration.messagesPerSecond) a second; slow down"))
+            return false
+        case .close:
+            transport.close(session.client, code: 1008, reason: "rate limit exceeded")
+            return false
+        }
+    }
+
+    private func badFrame(_ session: ChatSession<Client>, _ error: ChatError, closeCode: UInt16) {
+        session.badFrames += 1
+        if session.badFrames >= configuration.maxBadFrames {
+            transport.close(session.client, code: closeCode, reason: "too many malformed requests")
+        } else {
+            fail(session, nil, error)
+        }
+    }
+
+    private func perform(_ request: ChatRequest, _ session: ChatSession<Client>) throws(ChatError) {
+        switch request.op {
+        case "ping":
+            var writer = JSONWriter(op: "pong")
+            if let id = request.id { writer.value("id", id) }
+            transport.send(writer.finished(), to: session.client)
+            return
+        case "signup": return try signup(request, session)
+        case "login": return try login(request, session)
+        case "auth": return try authenticate(request, session)
+        default: break
+        }
+        guard let uid = session.userID else { throw ChatError.notSignedIn }
+        switch request.op {
+        case "logout": try logout(request, session, uid)
+        case "users": listUsers(request, session)
+        case "profile": try profile(request, session, uid)
+        case "groups": listGroups(request, session, uid)
+        case "create": try create(request, session, uid)
+        case "invite": try invite(request, session, uid)
+        case "join": try join(request, session, uid)
+        case "leave": try leave(request, session, uid)
+        case "direct": try direct(request, session, uid)
+        case "subscribe": try subscribe(request, session, uid)
+        case "unsubscribe": try unsubscribe(request, session, uid)
+        case "send": try send(request, session, uid)
+        case "history": try history(request, session, uid)
+        case "receipt": try receipt(request, session, uid)
+        case "typing": try typing(request, session, uid)
+        default:
+            throw ChatError(.badRequest, "unknown op `\(request.op)`; see PROTOCOL.md for the list")
+        }
+    }
+
+    // MARK: Replies
+
+    /// Sends `{"op":"ok","id":...}` plus the fields `fill` writes.
+    func reply(_ session: ChatSession<Client>, _ request: ChatRequest, _ fill: (inout JSONWriter) -> Void = { _ in }) {
+        guard session.isOpen else { return }
+        var writer = JSONWriter(op: "ok")
+        if let id = request.id { writer.value("id", id) }
+        fill(&writer)
+        transport.send(writer.finished(), to: session.client)
+    }
+
+    /// Sends an error reply.
+    func fail(_ session: ChatSession<Client>, _ id: JSONValue?, _ error: ChatError) {
+        guard session.isOpen else { return }
+        var writer = JSONWriter(op: "error")
+        if let id { writer.value("id", id) }
+        writer.string("code", error.code.rawValue)
+        writer.string("message", error.message)
+        transport.send(writer.finished(), to: session.client)
+    }
+
+    /// Sends an event to every subscriber of `group` except `except`.
+    func broadcast(_ json: [UInt8], group: String, except: Client? = nil) {
+        let members = subscribers.members(of: group)
+        guard !members.isEmpty else { return }
+        transport.broadcast(json, to: members, except: except)
+    }
+
+    /// The group `gid` when `uid` is a member; `not_found` or `forbidden` otherwise.
+    func memberGroup(_ gid: String, _ uid: String) throws(ChatError) -> ChatGroup {
+        guard let group = state.groups[gid] else { throw ChatError.noSuchGroup }
+        guard group.members.contains(uid) else { throw ChatError.notMember }
+        return group
+    }
+}

@@ -1,0 +1,23 @@
+/// One WebSocket connection's standing with the chat service.
+///
+/// Confined to the event loop thread, like the service that owns it.
+final class ChatSession<Client: AnyObject> {
+    let client: Client
+    /// The signed-in user, nil until `signup`, `login` or `auth` succeeds.
+    var userID: String?
+    /// The session id inside the token, what `logout` revokes.
+    var sessionID: String?
+    var tokenExpiry: Int64 = 0
+    /// Groups this connection receives live events for.
+    var subscriptions: Set<String> = []
+    var rate: RateLimiter
+    /// Frames that were binary or not a JSON object, counted towards a close.
+    var badFrames = 0
+    /// False once the connection is gone: late completions (a hash, a flush) then do nothing.
+    var isOpen = true
+
+    init(client: Client, rate: RateLimiter) {
+        self.client = client
+        self.rate = rate
+    }
+}

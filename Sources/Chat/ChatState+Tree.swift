@@ -1,0 +1,151 @@
+import JSON
+
+/// Conversion between the typed state and DESIGN.md's document tree.
+///
+/// ```
+/// Groups/<gid>:         name, createdBy, createdAt, invite, userList{uid:true}, direct?
+/// Users/<uid>:          name, avatar, createdAt, groupList{gid:true}
+/// Messages/<gid>/<mid>: message | imageUrl, user, createdAt, clientId?, receivedBy?{uid:ms}
+/// Auth/<uid>:           email, passwordHash, revoked?{sid:expiry}
+/// ```
+/// Absent values are left out rather than written as null, because a journal `set` of null
+/// deletes (Firebase's rule); `online` is live state and is never written.
+extension ChatState {
+    /// Builds the state from the tree `Store.open` returned. Entries that do not have the
+    /// expected shape are skipped, so a hand-edited tree cannot crash the start.
+    ///
+    /// The tree is consumed branch by branch and each group's messages are released as soon
+    /// as they are converted, so a million messages never exist twice in full.
+    public init(tree: consuming JSONValue) {
+        self.init()
+        guard case .object(var root) = tree else { return }
+        tree = .null
+        for (uid, value) in root.removeValue(forKey: "Users")?.objectValue ?? [:] {
+            guard let name = value["name"]?.stringValue else { continue }
+            users[uid] = ChatUser(
+                name: name, avatar: value["avatar"]?.stringValue, createdAt: value["createdAt"]?.int64Value ?? 0,
+                groups: Set((value["groupList"]?.objectValue ?? [:]).keys))
+        }
+        for (uid, value) in root.removeValue(forKey: "Auth")?.objectValue ?? [:] {
+            guard let email = value["email"]?.stringValue, let hash = value["passwordHash"]?.stringValue else { continue }
+            var revoked: [String: Int64] = [:]
+            for (sid, expiry) in value["revoked"]?.objectValue ?? [:] { revoked[sid] = expiry.int64Value ?? 0 }
+            auth[uid] = ChatAuth(email: email, passwordHash: hash, revoked: revoked)
+        }
+        for (gid, value) in root.removeValue(forKey: "Groups")?.objectValue ?? [:] {
+            guard let name = value["name"]?.stringValue else { continue }
+            groups[gid] = ChatGroup(
+                name: name, createdBy: value["createdBy"]?.stringValue ?? "",
+                createdAt: value["createdAt"]?.int64Value ?? 0, invite: value["invite"]?.stringValue,
+                members: Set((value["userList"]?.objectValue ?? [:]).keys), direct: value["direct"]?.stringValue)
+        }
+        guard case .object(var messageRoot)? = root.removeValue(forKey: "Messages") else {
+            rebuildIndexes()
+            return
+        }
+        root = [:]
+        for gid in Array(messageRoot.keys) {
+            guard case .object(let entries)? = messageRoot.removeValue(forKey: gid) else { continue }
+            var list: [ChatMessage] = []
+            list.reserveCapacity(entries.count)
+            for (mid, value) in entries {
+                if let message = Self.message(id: mid, value, users: users) { list.append(message) }
+            }
+            messages[gid] = MessageLog(list)
+        }
+        rebuildIndexes()
+    }
+
+    private static func message(id: String, _ value: JSONValue, users: [String: ChatUser]) -> ChatMessage? {
+        guard case .object(let fields) = value, var user = fields["user"]?.stringValue else { return nil }
+        // Share the user id's storage with the user index: one string per user, not per message.
+        if let index = users.index(forKey: user) { user = users.keys[index] }
+        var receivedBy: [String: Int64] = [:]
+        for (uid, time) in fields["receivedBy"]?.objectValue ?? [:] { receivedBy[uid] = time.int64Value ?? 0 }
+        return ChatMessage(
+            id: id, user: user, text: fields["message"]?.stringValue, imageUrl: fields["imageUrl"]?.stringValue,
+            createdAt: fields["createdAt"]?.int64Value ?? 0, clientId: fields["clientId"]?.stringValue,
+            receivedBy: receivedBy)
+    }
+
+    /// Appends the whole tree as compact JSON with sorted keys; sessions revoked before `now`
+    /// (seconds) are dropped, since their tokens have expired anyway.
+    public func writeTree(into out: inout [UInt8], now: Int64) {
+        out.append(contentsOf: #"{"Auth":"#.utf8)
+        var authTree: [String: JSONValue] = [:]
+        for (uid, record) in auth { authTree[uid] = record.treeValue(now: now) }
+        JSONValue.object(authTree).serialize(into: &out)
+        out.append(contentsOf: #","Groups":"#.utf8)
+        var groupTree: [String: JSONValue] = [:]
+        for (gid, group) in groups { groupTree[gid] = group.treeValue(online: nil) }
+        JSONValue.object(groupTree).serialize(into: &out)
+        out.append(contentsOf: #","Messages":{"#.utf8)
+        var first = true
+        for gid in messages.keys.sorted() {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            JSONEncoding.appendEscapedString(gid, to: &out)
+            out.append(contentsOf: #":{"#.utf8)
+            var firstMessage = true
+            // The log is sorted by id, which is also the sorted key order the file wants.
+            for message in messages[gid]?.messages ?? [] {
+                if !firstMessage { out.append(UInt8(ascii: ",")) }
+                firstMessage = false
+                JSONEncoding.appendEscapedString(message.id, to: &out)
+                out.append(UInt8(ascii: ":"))
+                message.writeTreeValue(into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: #"},"Users":"#.utf8)
+        var userTree: [String: JSONValue] = [:]
+        for (uid, user) in users { userTree[uid] = user.treeValue }
+        JSONValue.object(userTree).serialize(into: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// The subtree at `path` for the read-only tree API, `Auth` excluded; nil when missing.
+    /// `online` gives a group's live online users.
+    public func subtree(_ path: [String], online: (String) -> [String]) -> JSONValue? {
+        guard let branch = path.first else {
+            var root: [String: JSONValue] = [:]
+            for name in ["Groups", "Users", "Messages"] { root[name] = subtree([name], online: online) }
+            return .object(root)
+        }
+        let rest = Array(path.dropFirst())
+        let key = rest.first
+        switch branch {
+        case "Groups":
+            if let key {
+                return groups[key].flatMap { $0.treeValue(online: online(key)).descend(Array(rest.dropFirst())) }
+            }
+            return .object(groups.reduce(into: [:]) { $0[$1.key] = $1.value.treeValue(online: online($1.key)) })
+        case "Users":
+            if let key { return users[key].flatMap { $0.treeValue.descend(Array(rest.dropFirst())) } }
+            return .object(users.reduce(into: [:]) { $0[$1.key] = $1.value.treeValue })
+        case "Messages":
+            if let key {
+                guard let log = messages[key] else { return nil }
+                if rest.count >= 2 {
+                    return log.index(of: rest[1]).flatMap { log.messages[$0].treeValue.descend(Array(rest.dropFirst(2))) }
+                }
+                return log.treeValue
+            }
+            return .object(messages.reduce(into: [:]) { $0[$1.key] = $1.value.treeValue })
+        default:
+            return nil
+        }
+    }
+}
+
+extension JSONValue {
+    /// The value below `path`, or nil when some step is missing.
+    func descend(_ path: [String]) -> JSONValue? {
+        var node = self
+        for key in path {
+            guard let child = node[key] else { return nil }
+            node = child
+        }
+        return node
+    }
+}

@@ -1,0 +1,53 @@
+/// Everything the chat service stores, as typed values: users, credentials, groups, messages.
+///
+/// A value type so that compaction can take a snapshot in O(1) (copy-on-write) on the event loop
+/// and serialize it on the store's thread while the loop goes on changing its own copy. The
+/// indexes (`emails`, `invites`, `directs`) are derived on load and kept in step by the service;
+/// they are never persisted. Live state (who is online) is not here at all.
+public struct ChatState: Sendable, Equatable {
+    public var users: [String: ChatUser] = [:]
+    public var auth: [String: ChatAuth] = [:]
+    public var groups: [String: ChatGroup] = [:]
+    public var messages: [String: MessageLog] = [:]
+
+    /// Lower-cased email to user id.
+    public var emails: [String: String] = [:]
+    /// Invite code to group id.
+    public var invites: [String: String] = [:]
+    /// Direct pair key (`<smaller uid>:<larger uid>`) to group id.
+    public var directs: [String: String] = [:]
+
+    public init() {}
+
+    /// Rebuilds the indexes from the records.
+    mutating func rebuildIndexes() {
+        emails.removeAll(keepingCapacity: true)
+        invites.removeAll(keepingCapacity: true)
+        directs.removeAll(keepingCapacity: true)
+        for (uid, record) in auth { emails[record.email] = uid }
+        for (gid, group) in groups {
+            if let invite = group.invite { invites[invite] = gid }
+            if let direct = group.direct { directs[direct] = gid }
+        }
+    }
+
+    /// The key of the direct group of two users, the same whichever order they come in.
+    static func directKey(_ a: String, _ b: String) -> String {
+        a < b ? "\(a):\(b)" : "\(b):\(a)"
+    }
+
+    /// The time of a group's latest activity: its last message, else its creation.
+    func lastActivity(of gid: String) -> Int64 {
+        messages[gid]?.last?.createdAt ?? groups[gid]?.createdAt ?? 0
+    }
+
+    /// Total stored messages (for the start-up log line).
+    public var messageCount: Int {
+        messages.values.reduce(0) { $0 + $1.count }
+    }
+
+    /// Whether the session `sid` of `uid` was revoked.
+    func isRevoked(uid: String, sid: String) -> Bool {
+        auth[uid]?.revoked[sid] != nil
+    }
+}

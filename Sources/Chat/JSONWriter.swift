@@ -1,0 +1,130 @@
+import JSON
+
+/// Builds one JSON object straight into bytes: `{"op":"ok","id":7,"message":{...}}`.
+///
+/// Replies and events are written field by field without a `JSONValue` in between, because a
+/// message event is built for every send. Keys are static ASCII names of the protocol, so they
+/// are copied without escaping; values go through `JSONEncoding`'s escaping.
+struct JSONWriter {
+    private(set) var bytes: [UInt8] = []
+    private var needsComma = false
+
+    init() {
+        bytes.reserveCapacity(128)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    /// Starts a reply or event: `{"op":"<op>"`.
+    init(op: StaticString) {
+        self.init()
+        string("op", op)
+    }
+
+    /// Appends `,"key":` (or `"key":` first).
+    mutating func key(_ key: StaticString) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        needsComma = true
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeRawBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// Appends a key whose name is runtime data (a user id in `receivedBy`), escaped.
+    mutating func dynamicKey(_ key: String) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        needsComma = true
+        JSONEncoding.appendEscapedString(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    mutating func string(_ key: StaticString, _ value: StaticString) {
+        self.key(key)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeRawBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount))
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A string field; nil is written as `null`.
+    mutating func string(_ key: StaticString, _ value: String?) {
+        self.key(key)
+        if let value { JSONEncoding.appendEscapedString(value, to: &bytes) } else { null() }
+    }
+
+    mutating func integer(_ key: StaticString, _ value: Int64) {
+        self.key(key)
+        JSONEncoding.appendInteger(value, to: &bytes)
+    }
+
+    mutating func integer(_ key: StaticString, _ value: Int) {
+        integer(key, Int64(value))
+    }
+
+    mutating func bool(_ key: StaticString, _ value: Bool) {
+        self.key(key)
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+    }
+
+    /// A field whose value is already JSON.
+    mutating func raw(_ key: StaticString, _ json: [UInt8]) {
+        self.key(key)
+        bytes.append(contentsOf: json)
+    }
+
+    /// A field holding a JSON value (the request's `id`, echoed as it came).
+    mutating func value(_ key: StaticString, _ value: JSONValue) {
+        self.key(key)
+        value.serialize(into: &bytes)
+    }
+
+    /// A field holding an array of strings.
+    mutating func strings<S: Sequence<String>>(_ key: StaticString, _ values: S) {
+        self.key(key)
+        bytes.append(UInt8(ascii: "["))
+        var first = true
+        for value in values {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            JSONEncoding.appendEscapedString(value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// A field holding an array of objects, each written by `body` into a fresh writer.
+    mutating func objects<S: Sequence>(_ key: StaticString, _ values: S, _ body: (inout JSONWriter, S.Element) -> Void) {
+        self.key(key)
+        bytes.append(UInt8(ascii: "["))
+        var first = true
+        for value in values {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            var nested = JSONWriter()
+            body(&nested, value)
+            bytes.append(contentsOf: nested.finished())
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// A field holding one object written by `body`.
+    mutating func object(_ key: StaticString, _ body: (inout JSONWriter) -> Void) {
+        var nested = JSONWriter()
+        body(&nested)
+        raw(key, nested.finished())
+    }
+
+    /// Appends bytes that are already JSON, after a `dynamicKey`.
+    mutating func appendRaw(_ json: [UInt8]) {
+        bytes.append(contentsOf: json)
+    }
+
+    mutating func null() {
+        bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+    }
+
+    /// The object, closed.
+    func finished() -> [UInt8] {
+        var out = bytes
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}

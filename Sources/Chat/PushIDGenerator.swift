@@ -1,0 +1,62 @@
+/// Firebase-style push ids: 20 characters that sort, as strings, in creation order.
+///
+/// The first 8 characters are the millisecond timestamp in base 64 over the alphabet
+/// `-0-9A-Z_a-z` (whose ASCII order is the digit order, so string order is numeric order);
+/// the other 12 are random. When two ids are made in the same millisecond, or the clock steps
+/// back, the random part of the previous id is incremented instead, so ids made by one
+/// generator are strictly increasing. Confined to the event loop thread, like the service.
+public struct PushIDGenerator: Sendable {
+    /// The 64 symbols in ascending ASCII order.
+    static let alphabet: [UInt8] = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
+
+    private var lastTime: Int64 = -1
+    /// The last id's random part as 6-bit digits, most significant first.
+    private var lastRandom: [UInt8] = Array(repeating: 0, count: 12)
+
+    public init() {}
+
+    /// A new id for the time `milliseconds` since the epoch.
+    public mutating func next(milliseconds: Int64) -> String {
+        var time = milliseconds
+        if time <= lastTime {
+            // Same millisecond (or the clock went back): keep the previous time and count up,
+            // carrying from the last digit, so the new id sorts after the previous one.
+            time = lastTime
+            var index = 11
+            while index >= 0 {
+                if lastRandom[index] < 63 {
+                    lastRandom[index] += 1
+                    break
+                }
+                lastRandom[index] = 0
+                index -= 1
+            }
+        } else {
+            lastTime = time
+            var generator = SystemRandomNumberGenerator()
+            for index in 0..<12 { lastRandom[index] = UInt8(generator.next() & 63) }
+            // Leave headroom so increments within one millisecond never wrap the first digit.
+            lastRandom[0] &= 31
+        }
+        var bytes = [UInt8](repeating: 0, count: 20)
+        var remaining = UInt64(max(0, time))
+        for index in stride(from: 7, through: 0, by: -1) {
+            bytes[index] = Self.alphabet[Int(remaining & 63)]
+            remaining >>= 6
+        }
+        for index in 0..<12 { bytes[8 + index] = Self.alphabet[Int(lastRandom[index])] }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The creation time encoded in a push id's first 8 characters, or nil if it is not one.
+    public static func timestamp(of id: String) -> Int64? {
+        let utf8 = Array(id.utf8)
+        guard utf8.count == 20 else { return nil }
+        var time: Int64 = 0
+        for byte in utf8[0..<8] {
+            guard let digit = alphabet.firstIndex(of: byte) else { return nil }
+            time = time << 6 | Int64(digit)
+        }
+        return time
+    }
+}

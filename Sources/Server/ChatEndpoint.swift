@@ -1,0 +1,90 @@
+import Chat
+import Dispatch
+import HTTP
+import Posix
+import WebSocket
+
+/// `/ws`: the JSON chat protocol, handed to `ChatService`; this class is its transport.
+///
+/// A token in the upgrade URL (`/ws?token=...`) signs the connection in at once; an invalid
+/// one does not refuse the upgrade, the connection just starts signed out (it can still
+/// `auth`, `login` or `signup`), because a browser cannot read the body of a refused upgrade
+/// and an error reply over the socket says more. Confined to the event loop thread.
+final class ChatEndpoint: Endpoint, ChatTransport {
+    typealias Client = Connection
+
+    unowned let server: Server
+    /// Set right after init (the service needs this transport to exist first).
+    private(set) var service: ChatService<ChatEndpoint>?
+
+    init(server: Server) {
+        self.server = server
+    }
+
+    func attach(_ service: ChatService<ChatEndpoint>) {
+        self.service = service
+    }
+
+    // MARK: Endpoint
+
+    func opened(_ connection: Connection, head: HTTPRequestHead) {
+        service?.opened(connection, token: head.query["token"])
+    }
+
+    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8]) {
+        if opcode == .text {
+            service?.received(connection, text: payload)
+        } else {
+            service?.receivedBinary(connection)
+        }
+    }
+
+    func closed(_ connection: Connection) {
+        service?.closed(connection)
+    }
+
+    // MARK: ChatTransport
+
+    func send(_ json: [UInt8], to client: Connection) {
+        var message = OutgoingMessage(.text, payload: json)
+        client.send(message.frame(for: client))
+        server.metrics.messagesOut += 1
+    }
+
+    /// Frames `json` once (and compresses it once per window size) for every recipient.
+    func broadcast(_ json: [UInt8], to clients: ContiguousArray<Connection>, except: Connection?) {
+        var message = OutgoingMessage(.text, payload: json)
+        var count = 0
+        for client in clients where client !== except {
+            client.send(message.frame(for: client))
+            count += 1
+        }
+        server.metrics.messagesOut += count
+    }
+
+    func close(_ client: Connection, code: UInt16, reason: String) {
+        server.metrics.countClose(CloseCode(rawValue: code))
+        client.close(code: CloseCode(rawValue: code), reason: reason)
+    }
+
+    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) {
+        let loop = server.loop
+        let completion = LoopBound(then)
+        DispatchQueue.global().async {
+            let result = work()
+            loop.execute { completion.value(result) }
+        }
+    }
+}
+
+/// A value that crosses threads only to come back to the loop thread that created it.
+///
+/// @unchecked Sendable: it is created and used on the event loop thread; other threads only
+/// carry it through `EventLoop.execute`.
+final class LoopBound<Value>: @unchecked Sendable {
+    let value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+}

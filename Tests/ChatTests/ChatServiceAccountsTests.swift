@@ -1,0 +1,126 @@
+import JSON
+import Testing
+@testable import Chat
+
+@Test func signupRepliesWithTokenAndUserButNeverTheEmail() throws {
+    let h = try Harness()
+    let client = h.connect("a")
+    let reply = h.call(client, ["op": "signup", "email": "Ada@Example.com", "password": "password1", "name": "Ada"])
+    #expect(reply.isOK)
+    #expect(reply["token"]?.stringValue?.isEmpty == false)
+    #expect(reply["user"]?["name"] == "Ada")
+    #expect(reply["user"]?["online"] == true)
+    #expect(!reply.jsonString.lowercased().contains("example.com"))
+    #expect(!reply.jsonString.contains("pbkdf2"))
+}
+
+@Test func signupWithARegisteredEmailIsAConflict() throws {
+    let h = try Harness()
+    _ = h.user("ada")
+    let reply = h.call(h.connect("b"), ["op": "signup", "email": "ADA@example.com", "password": "password1", "name": "Other"])
+    #expect(reply.code == "conflict")
+}
+
+@Test func signupChecksPasswordLengthAndEmail() throws {
+    let h = try Harness()
+    let client = h.connect("a")
+    let short = h.call(client, ["op": "signup", "email": "a@b.c", "password": "1234567", "name": "A"])
+    #expect(short.code == "bad_request")
+    #expect(short["message"]?.stringValue?.contains("8 characters") == true)
+    #expect(h.call(client, ["op": "signup", "email": "nope", "password": "12345678", "name": "A"]).code == "bad_request")
+    #expect(h.call(client, ["op": "signup", "email": "a@b.c", "password": "12345678", "name": ""]).code == "bad_request")
+}
+
+@Test func signupCanBeDisabled() throws {
+    let h = try Harness { $0.allowSignup = false }
+    let reply = h.call(h.connect("a"), ["op": "signup", "email": "a@b.c", "password": "12345678", "name": "A"])
+    #expect(reply.code == "forbidden")
+}
+
+@Test func loginGivesTheSameAnswerForWrongEmailAndWrongPassword() throws {
+    let h = try Harness()
+    _ = h.user("ada")
+    let client = h.connect("x")
+    let wrongPassword = h.call(client, ["op": "login", "email": "ada@example.com", "password": "wrong-password"])
+    let wrongEmail = h.call(client, ["op": "login", "email": "nobody@example.com", "password": "password-ada"])
+    #expect(wrongPassword.code == "unauthorized")
+    #expect(wrongPassword["message"] == wrongEmail["message"])
+    let right = h.call(client, ["op": "login", "email": "ADA@example.com", "password": "password-ada"])
+    #expect(right.isOK)
+    #expect(right["user"]?["name"] == "ada")
+}
+
+@Test func onlyPingAndSignInWorkBeforeAuthentication() throws {
+    let h = try Harness()
+    let client = h.connect("a")
+    #expect(h.call(client, ["op": "users"]).code == "unauthorized")
+    #expect(h.call(client, ["op": "create", "name": "x"]).code == "unauthorized")
+    let pong = h.call(client, ["op": "ping", "id": 7])
+    #expect(pong["op"] == "pong")
+    #expect(pong["id"] == 7)
+}
+
+@Test func authWithATokenResumesTheSession() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let client = h.connect("second")
+    let reply = h.call(client, ["op": "auth", "token": .string(ada.token)])
+    #expect(reply["user"]?["id"] == .string(ada.id))
+    #expect(h.call(client, ["op": "users"]).isOK)
+    #expect(h.call(h.connect("third"), ["op": "auth", "token": "forged.token"]).code == "unauthorized")
+}
+
+@Test func tokenInTheURLSignsInAndAnInvalidOneDoesNot() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    #expect(h.call(h.connect("url", token: ada.token), ["op": "users"]).isOK)
+    #expect(h.call(h.connect("bad", token: "x.y"), ["op": "users"]).code == "unauthorized")
+}
+
+@Test func expiredTokenIsRefused() throws {
+    let h = try Harness { $0.tokenLifetime = 60 }
+    let ada = h.user("ada")
+    h.advance(61_000)
+    #expect(h.call(h.connect("later"), ["op": "auth", "token": .string(ada.token)]).code == "unauthorized")
+}
+
+@Test func logoutRevokesTheToken() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    #expect(h.call(ada.client, ["op": "logout"]).isOK)
+    #expect(h.call(ada.client, ["op": "users"]).code == "unauthorized")
+    #expect(h.call(h.connect("again"), ["op": "auth", "token": .string(ada.token)]).code == "unauthorized")
+}
+
+@Test func revokedTokenStaysRevokedAfterARestart() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    h.call(ada.client, ["op": "logout"])
+    try h.restart()
+    #expect(h.call(h.connect("again"), ["op": "auth", "token": .string(ada.token)]).code == "unauthorized")
+    let login = h.call(h.connect("login"), ["op": "login", "email": "ada@example.com", "password": "password-ada"])
+    #expect(login.isOK)
+}
+
+@Test func usersAreSortedByNameWithOnlineFlags() throws {
+    let h = try Harness()
+    let zoe = h.user("zoe")
+    let ada = h.user("ada")
+    _ = h.user("mia")
+    h.service.closed(zoe.client)
+    let users = h.call(ada.client, ["op": "users"])["users"]?.arrayValue ?? []
+    #expect(users.map { $0["name"] } == ["ada", "mia", "zoe"])
+    #expect(users.map { $0["online"] } == [true, true, false])
+    #expect(users.allSatisfy { $0["email"] == nil })
+}
+
+@Test func profileChangesNameAndAvatar() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let reply = h.call(ada.client, ["op": "profile", "name": "Ada L.", "avatar": "https://img.example/a.png"])
+    #expect(reply["user"]?["name"] == "Ada L.")
+    #expect(reply["user"]?["avatar"] == "https://img.example/a.png")
+    #expect(h.call(ada.client, ["op": "profile", "avatar": "javascript:alert(1)"]).code == "bad_request")
+    try h.restart()
+    #expect(h.service.state.users[ada.id]?.name == "Ada L.")
+}

@@ -1,6 +1,0 @@
-import Testing
-@testable import Chat
-
-@Test func ChatModuleBuilds() {
-    #expect(Bool(true))
-}

@@ -1,0 +1,168 @@
+import Foundation
+import JSON
+import Logging
+import Store
+@testable import Chat
+
+/// A connection as the service sees it.
+final class FakeClient {
+    let name: String
+    init(_ name: String) { self.name = name }
+}
+
+/// Records everything the service sends; runs "blocking" work inline so tests are deterministic.
+final class FakeTransport: ChatTransport {
+    typealias Client = FakeClient
+
+    var outputs: [ObjectIdentifier: [JSONValue]] = [:]
+    var closes: [(client: FakeClient, code: UInt16)] = []
+    var broadcasts = 0
+    weak var service: ChatService<FakeTransport>?
+
+    func send(_ json: [UInt8], to client: FakeClient) {
+        outputs[ObjectIdentifier(client), default: []].append((try? JSONValue.parse(json)) ?? .null)
+    }
+
+    func broadcast(_ json: [UInt8], to clients: ContiguousArray<FakeClient>, except: FakeClient?) {
+        broadcasts += 1
+        for client in clients where client !== except { send(json, to: client) }
+    }
+
+    func close(_ client: FakeClient, code: UInt16, reason: String) {
+        closes.append((client, code))
+        service?.closed(client)
+    }
+
+    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) {
+        then(work())
+    }
+
+    /// Takes and clears what `client` received.
+    func take(_ client: FakeClient) -> [JSONValue] {
+        outputs.removeValue(forKey: ObjectIdentifier(client)) ?? []
+    }
+}
+
+/// A service over a real store in a temporary folder, with a settable clock.
+final class Harness {
+    let folder: String
+    var store: Store
+    let transport = FakeTransport()
+    var service: ChatService<FakeTransport>
+    let secret: [UInt8] = Array("unit-test-secret-unit-test-secret".utf8)
+    var configuration: ChatConfiguration
+    let now: Clockwork
+
+    /// A clock the test moves by hand.
+    final class Clockwork: @unchecked Sendable {
+        // @unchecked: tests touch it from one thread only.
+        var milliseconds: Int64 = 1_700_000_000_000
+        var nanoseconds: UInt64 = 1_000_000_000
+    }
+
+    init(configure: (inout ChatConfiguration) -> Void = { _ in }) throws {
+        var template = Array((NSTemporaryDirectory() + "/chat-test-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed")
+        folder = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
+        var configuration = ChatConfiguration()
+        configuration.passwordIterations = 1000
+        configure(&configuration)
+        self.configuration = configuration
+        let clock = Clockwork()
+        self.now = clock
+        let (store, tree) = try Store.open(directory: folder + "/data", durability: .none, logger: Logger(label: "test"))
+        self.store = store
+        service = ChatService(state: ChatState(tree: tree), store: store, transport: transport, secret: secret,
+                              configuration: configuration, logger: Logger(label: "test"), clock: Harness.clock(clock))
+        transport.service = service
+    }
+
+    static func clock(_ clock: Clockwork) -> ChatClock {
+        ChatClock(milliseconds: { clock.milliseconds }, monotonicNanoseconds: { clock.nanoseconds })
+    }
+
+    deinit {
+        store.close()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Closes the store and builds a new service from what is on disk, as a restart does.
+    func restart() throws {
+        store.close()
+        let (store, tree) = try Store.open(directory: folder + "/data", durability: .none, logger: Logger(label: "test"))
+        self.store = store
+        service = ChatService(state: ChatState(tree: tree), store: store, transport: transport, secret: secret,
+                              configuration: configuration, logger: Logger(label: "test"), clock: Harness.clock(now))
+        transport.service = service
+    }
+
+    /// Waits until the store has written everything appended, then delivers the completions.
+    func settle() {
+        while service.hasPendingWrites {
+            service.durable(through: store.durableTicket)
+            if service.hasPendingWrites { usleep(200) }
+        }
+    }
+
+    /// Opens a connection named `name`.
+    func connect(_ name: String, token: String? = nil) -> FakeClient {
+        let client = FakeClient(name)
+        service.opened(client, token: token)
+        return client
+    }
+
+    /// Sends `request` from `client`, lets the store catch up, and returns the reply (the
+    /// output carrying the request's id); other outputs stay queued for `events`.
+    @discardableResult
+    func call(_ client: FakeClient, _ request: JSONValue) -> JSONValue {
+        var request = request
+        if case .object(var members) = request, members["id"] == nil {
+            members["id"] = "r"
+            request = .object(members)
+        }
+        service.received(client, text: request.serialized)
+        settle()
+        let id = request["id"]
+        var outputs = transport.take(client)
+        guard let index = outputs.firstIndex(where: { $0["id"] == id && $0["op"] != nil && id != nil }) else {
+            transport.outputs[ObjectIdentifier(client)] = outputs
+            return .null
+        }
+        let reply = outputs.remove(at: index)
+        if !outputs.isEmpty { transport.outputs[ObjectIdentifier(client)] = outputs }
+        return reply
+    }
+
+    /// Events (outputs without an id) that `client` received since the last look.
+    func events(_ client: FakeClient) -> [JSONValue] {
+        transport.take(client).filter { $0["id"] == nil }
+    }
+
+    /// Signs up a user on a new connection; returns the connection, user id and token.
+    func user(_ name: String) -> (client: FakeClient, id: String, token: String) {
+        let client = connect(name)
+        let reply = call(client, ["op": "signup", "email": .string("\(name)@example.com"), "password": .string("password-\(name)"),
+                                  "name": .string(name)])
+        return (client, reply["user"]?["id"]?.stringValue ?? "", reply["token"]?.stringValue ?? "")
+    }
+
+    /// Creates a group owned by `owner` and joins `others` by invite; returns its id.
+    func group(_ name: String, owner: FakeClient, members others: [FakeClient] = []) -> String {
+        let gid = call(owner, ["op": "create", "name": .string(name)])["group"]?["id"]?.stringValue ?? ""
+        let code = call(owner, ["op": "invite", "group": .string(gid)])["invite"] ?? .null
+        for other in others { call(other, ["op": "join", "invite": code]) }
+        return gid
+    }
+
+    /// Advances the clocks by `milliseconds`.
+    func advance(_ milliseconds: Int64) {
+        now.milliseconds += milliseconds
+        now.nanoseconds += UInt64(milliseconds) * 1_000_000
+    }
+}
+
+extension JSONValue {
+    var code: String? { self["code"]?.stringValue }
+    var isOK: Bool { self["op"] == "ok" }
+}
