@@ -16,8 +16,16 @@ final class Metrics {
         closesByCode[code.rawValue, default: 0] += 1
     }
 
-    /// The exposition text; `gauges` are the values read at scrape time.
-    func render(gauges: [(name: String, help: String, labels: String, value: Int)]) -> String {
+    /// A gauge read at scrape time; samples of one metric must be adjacent.
+    struct Gauge {
+        let name: String
+        let help: String
+        var labels = ""
+        let value: Int
+    }
+
+    /// The exposition text: the gauges, these counters, and `extra` (already formatted).
+    func render(gauges: [Gauge], extra: String) -> String {
         var text = ""
         func counter(_ name: String, _ help: String, _ value: Int) {
             text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
@@ -41,6 +49,6 @@ final class Metrics {
         for (code, count) in closesByCode.sorted(by: { $0.key < $1.key }) {
             text += "switchboard_protocol_errors_total{code=\"\(code)\"} \(count)\n"
         }
-        return text
+        return text + extra
     }
 }

@@ -176,14 +176,6 @@ public final class Server {
         return .error(.notFound, code: "not_found", message: "nothing at \(head.path)")
     }
 
-    private func metricsText() -> String {
-        metrics.render(gauges: [
-            ("switchboard_connections", "Open connections by kind.", "{kind=\"http\"}", connections.count - webSocketCount),
-            ("switchboard_connections", "Open connections by kind.", "{kind=\"websocket\"}", webSocketCount),
-            ("switchboard_rooms", "Plain relay rooms with members.", "", rooms.rooms.roomCount),
-        ])
-    }
-
     // MARK: Time and shutdown
 
     private func scheduleTick() {

@@ -92,6 +92,10 @@ def test_metrics_use_prometheus_text(server):
     text = body.decode()
     assert "# TYPE switchboard_connections gauge" in text
     assert "switchboard_messages_in_total" in text
+    assert 'switchboard_connections{kind="room"}' in text
+    assert "switchboard_online_users 0" in text
+    assert "# TYPE switchboard_store_flush_seconds histogram" in text
+    assert 'switchboard_store_batch_mutations_bucket{le="+Inf"}' in text
 
 
 def test_bad_room_name_gets_400(server):
