@@ -135,6 +135,21 @@ def test_ping_is_answered_before_auth_with_pong_and_the_same_id(server):
     assert reply["op"] == "pong" and reply["id"] == "abc-7"
 
 
+def test_a_request_without_id_gets_a_reply_without_id(server):
+    client = ChatClient(server)
+    client.send_json({"op": "ping"})
+    reply = client.recv_json(5)
+    assert reply["op"] == "pong"
+    assert reply.get("id") is None
+
+
+def test_an_unknown_operation_is_a_bad_request(server):
+    # Not named by the spec; an op the server does not know is the client's mistake.
+    client, _, _ = signup(server, "alice")
+    assert client.code("teleport", group="x") == "bad_request"
+    assert client.request("ping")["op"] == "pong"
+
+
 def test_token_on_the_upgrade_url_authenticates(server):
     _, token, user = signup(server, "alice")
     client = ChatClient(server, token=token)

@@ -3,7 +3,16 @@
 
 import time
 
+import pytest
+
 from chat_client import connect_as, fake_id, group_with, send_many, signup
+
+
+@pytest.fixture
+def busy_server(start_server):
+    """A server whose per-connection rate limit (default 100 a second) does not get in the way of
+    a test that pipelines hundreds of sends to fill a history quickly."""
+    return start_server(env={"SWITCHBOARD_MESSAGES_PER_SECOND": "1000000"})
 
 
 def test_send_acknowledges_a_message_and_other_subscribers_get_it(server):
@@ -43,7 +52,8 @@ def test_members_who_did_not_subscribe_get_no_events(server):
     assert [m["text"] for m in bob.ok("history", group=group)["messages"]] == ["anyone?"]
 
 
-def test_message_ids_sort_by_creation(server):
+def test_message_ids_sort_by_creation(busy_server):
+    server = busy_server
     alice, _, _ = signup(server, "alice")
     group = group_with(alice)
     messages = send_many(alice, group, [f"m{i}" for i in range(30)])
@@ -88,7 +98,8 @@ def ids_of(messages):
     return [m["id"] for m in messages]
 
 
-def test_history_pages_back_and_forth_through_120_messages(server):
+def test_history_pages_back_and_forth_through_120_messages(busy_server):
+    server = busy_server
     alice, _, _ = signup(server, "alice")
     bob, _, _ = signup(server, "bob")
     group = group_with(alice, bob)
@@ -119,7 +130,8 @@ def test_history_pages_back_and_forth_through_120_messages(server):
     assert beyond["messages"] == [] and beyond["more"] is False
 
 
-def test_subscribe_returns_the_latest_or_everything_after_since(server):
+def test_subscribe_returns_the_latest_or_everything_after_since(busy_server):
+    server = busy_server
     alice, _, _ = signup(server, "alice")
     bob, _, _ = signup(server, "bob")
     group = group_with(alice, bob)
@@ -146,7 +158,8 @@ def test_subscribe_returns_the_latest_or_everything_after_since(server):
     assert ids_of(rest["messages"]) == ids[30:]
 
 
-def test_limits_above_200_are_capped_or_refused(server):
+def test_limits_above_200_are_capped_or_refused(busy_server):
+    server = busy_server
     alice, _, _ = signup(server, "alice")
     group = group_with(alice)
     ids = ids_of(send_many(alice, group, [f"m{i}" for i in range(230)]))
