@@ -90,4 +90,5 @@ def test_every_acknowledged_message_survives_kill_9_exactly_once(start_server):
         assert not changed, f"seed {seed}: acknowledged ids changed after restart: {changed[:5]}"
         for message in stored:
             assert message["text"] == message["clientId"]
+        print(f"round {round_number}: {acked_this_round} acknowledged, {len(stored)} stored in all")
         checker.close()

@@ -210,32 +210,50 @@ def test_the_presence_api_shows_groups_and_online_counts(start_server):
     assert count == 2, body
 
 
+def flood(client, group, count, frames, sent):
+    """Sends `count` messages back to back (their ids go to `sent`), then collects every frame
+    that arrives until 0.2 s pass in silence; returns False once the server has closed."""
+    try:
+        for index in range(count):
+            sent.append(client.submit("send", group=group, text=f"flood {index}"))
+        while True:
+            frames.append(client.recv_json(0.2))
+    except TimeoutError:
+        return True
+    except (ConnectionClosed, OSError):
+        return False
+
+
 def test_a_flood_gets_rate_limited_then_closed_with_1008(start_server):
     server = start_server(env={"SWITCHBOARD_MESSAGES_PER_SECOND": "5"})
     alice, _, _ = signup(server, "alice")
     group = group_with(alice)
-    pending = [alice.submit("send", group=group, text=f"flood {i}") for i in range(40)]
-    codes = []
-    try:
-        for request_id in pending:
-            reply = alice.wait_reply(request_id, timeout=10)
-            codes.append("ok" if reply["op"] == "ok" else reply["code"])
-    except ConnectionClosed:
-        pass
-    assert "rate_limited" in codes, codes
+    frames, sent = [], []
+    still_open = flood(alice, group, 40, frames, sent)
     # Continuing to flood gets the connection closed with 1008 (policy violation). Replies are
     # read between bursts so that the close cannot be a slow-consumer close instead.
     deadline = time.monotonic() + 20
-    try:
-        while time.monotonic() < deadline:
-            burst = [alice.submit("send", group=group, text="more") for _ in range(10)]
-            for request_id in burst:
-                alice.wait_reply(request_id, timeout=10)
-    except (ConnectionClosed, OSError):
-        pass
+    while still_open and time.monotonic() < deadline:
+        still_open = flood(alice, group, 10, frames, sent)
+    limited = [f for f in frames if f.get("op") == "error" and f.get("code") == "rate_limited"]
+    assert limited, f"no rate_limited reply among {frames[:5]}"
     assert alice.close_code(timeout=10) == 1008
     # The server itself is fine.
     assert ChatClient(server).request("ping")["op"] == "pong"
+
+
+def test_rate_limited_replies_carry_the_request_id(start_server):
+    server = start_server(env={"SWITCHBOARD_MESSAGES_PER_SECOND": "5"})
+    alice, _, _ = signup(server, "alice")
+    group = group_with(alice)
+    frames, sent = [], []
+    flood(alice, group, 20, frames, sent)
+    limited = [f for f in frames if f.get("op") == "error" and f.get("code") == "rate_limited"]
+    assert limited, f"no rate_limited reply among {frames[:5]}"
+    # "A request ... gets exactly one reply carrying the same id", refusals included.
+    assert all(f.get("id") in sent for f in limited), limited[:3]
+    ids = [f["id"] for f in frames if "id" in f]
+    assert len(ids) == len(set(ids)), "a request got two replies"
 
 
 def test_rooms_need_a_token_when_anonymous_rooms_are_off(start_server):
