@@ -1,0 +1,174 @@
+"""The store behind /ws: restarts keep everything, damaged files are handled as DESIGN.md says
+("The document tree", "Durability contract"), and one data folder has one server."""
+
+import os
+import signal
+import subprocess
+
+from chat_client import PASSWORD, ChatClient, connect_as, group_with, signup
+from conftest import binary_path
+
+
+def snapshot_files(data):
+    """Every file of the data folder and its bytes, except a lock file (its content is the
+    locking server's business)."""
+    files = {}
+    for name in sorted(os.listdir(data)):
+        path = os.path.join(data, name)
+        if os.path.isfile(path) and "lock" not in name.lower():
+            with open(path, "rb") as handle:
+                files[name] = handle.read()
+    return files
+
+
+def normal(messages):
+    """Messages without optional fields that carry nothing (`clientId` null, `receivedBy` {}),
+    so that "absent" and "empty" compare equal: the spec marks both fields optional."""
+    return [{k: v for k, v in m.items() if v is not None and v != {}} for m in messages]
+
+
+def run_expecting_refusal(data, timeout=20):
+    """Runs the binary on `data` and returns (exit code, everything it printed); a server that
+    does not refuse is killed after `timeout` seconds and reported as exit code None."""
+    process = subprocess.Popen([binary_path(), "--host", "127.0.0.1", "--port", "0", "--data", data],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = process.communicate(timeout=timeout)
+        return process.returncode, out + err
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        return None, out + err
+
+
+def populate(server):
+    """Users, a group with two members, messages and a receipt; returns what was made."""
+    alice, alice_token, alice_user = signup(server, "alice")
+    bob, bob_token, bob_user = signup(server, "bob")
+    group = group_with(alice, bob, name="kept")
+    bob.subscribe(group)
+    first = alice.send_text(group, "before the restart", clientId="a-1")
+    second = alice.ok("send", group=group, imageUrl="https://example.test/p.png")["message"]
+    bob.expect_event("message", group=group)
+    bob.ok("receipt", group=group, message=first["id"])
+    history = alice.ok("history", group=group)["messages"]
+    assert history[0]["receivedBy"].keys() == {bob_user["id"]}
+    return {"alice": alice, "alice_token": alice_token, "alice_user": alice_user,
+            "bob": bob, "bob_token": bob_token, "bob_user": bob_user,
+            "group": group, "messages": [first, second], "history": history}
+
+
+def test_a_restart_keeps_users_groups_members_messages_and_receipts(start_server):
+    server = start_server()
+    made = populate(server)
+    revoked = ChatClient(server).ok("login", email=made["alice"].email, password=PASSWORD)["token"]
+    connect_as(server, revoked).ok("logout")
+    assert server.stop(signal.SIGTERM) == 0
+    files = os.listdir(server.data)
+    assert "tree.json" in files or "journal.jsonl" in files, files
+
+    again = start_server(data=server.data)
+    # A token survives the restart; a revoked one stays revoked.
+    alice = connect_as(again, made["alice_token"])
+    assert alice.user["id"] == made["alice_user"]["id"]
+    assert ChatClient(again).code("auth", token=revoked) == "unauthorized"
+    bob = ChatClient(again)
+    assert bob.ok("login", email=made["bob"].email, password=PASSWORD)["user"]["id"] == made["bob_user"]["id"]
+
+    users = alice.ok("users")["users"]
+    assert [u["name"] for u in users] == ["alice", "bob"]
+    summaries = alice.ok("groups")["groups"]
+    assert [s["id"] for s in summaries] == [made["group"]]
+    assert summaries[0]["members"] == 2
+    assert summaries[0]["lastMessage"]["id"] == made["messages"][1]["id"]
+    reply = alice.subscribe(made["group"])
+    assert reply["group"]["name"] == "kept"
+    assert sorted(reply["group"]["members"]) == sorted([made["alice_user"]["id"], made["bob_user"]["id"]])
+    # Online state is never read back from disk: bob has not subscribed since the restart.
+    assert reply["group"]["online"] == [made["alice_user"]["id"]]
+    assert normal(reply["messages"]) == normal(made["history"])
+    assert [g["id"] for g in bob.ok("groups")["groups"]] == [made["group"]]
+
+
+def test_acknowledged_data_survives_kill_9(start_server):
+    server = start_server()
+    made = populate(server)
+    server.stop(signal.SIGKILL)
+    again = start_server(data=server.data)
+    alice = connect_as(again, made["alice_token"])
+    assert normal(alice.ok("history", group=made["group"])["messages"]) == normal(made["history"])
+
+
+def test_a_torn_journal_tail_is_cut_with_a_warning_and_earlier_data_is_intact(start_server):
+    server = start_server()
+    made = populate(server)
+    server.stop(signal.SIGKILL)
+    journal = os.path.join(server.data, "journal.jsonl")
+    assert os.path.exists(journal), "acknowledged mutations since the snapshot live in journal.jsonl"
+    with open(journal, "rb") as handle:
+        lines = handle.read().splitlines()
+    assert lines, "the journal holds the acknowledged mutations"
+    # Half of a real line, as a crash in the middle of a write would leave it.
+    torn = lines[-1][: len(lines[-1]) // 2]
+    with open(journal, "ab") as handle:
+        handle.write(torn)
+
+    again = start_server(data=server.data)
+    alice = connect_as(again, made["alice_token"])
+    assert normal(alice.ok("history", group=made["group"])["messages"]) == normal(made["history"])
+    # The cut must leave a journal that later appends do not glue onto: write, crash, restart.
+    later = alice.send_text(made["group"], "after the repair")
+    again.stop(signal.SIGKILL)
+    log = again.process.stderr.read().lower()
+    assert any("journal" in line and "warn" in line for line in log.splitlines()), \
+        "starting on a torn journal logs a warning naming the journal"
+    third = start_server(data=server.data)
+    texts = [m.get("text") for m in connect_as(third, made["alice_token"]).ok("history", group=made["group"])["messages"]]
+    assert texts == ["before the restart", None, "after the repair"]
+    assert later["id"]
+
+
+def test_a_corrupted_snapshot_stops_the_start_and_changes_nothing(start_server):
+    server = start_server()
+    populate(server)
+    assert server.stop(signal.SIGTERM) == 0
+    with open(os.path.join(server.data, "tree.json"), "wb") as handle:
+        handle.write(b'{"Users": {"broken": \x00\xff garbage not json')
+    before = snapshot_files(server.data)
+    code, output = run_expecting_refusal(server.data)
+    assert code is not None, "the server started on a corrupted tree.json"
+    assert code != 0
+    assert "tree.json" in output, f"the error names the file: {output!r}"
+    assert snapshot_files(server.data) == before
+
+
+def test_a_corrupted_journal_line_before_the_end_stops_the_start(start_server):
+    server = start_server()
+    populate(server)
+    server.stop(signal.SIGKILL)
+    journal = os.path.join(server.data, "journal.jsonl")
+    with open(journal, "rb") as handle:
+        content = handle.read()
+    assert content.count(b"\n") >= 2, "several acknowledged mutations are in the journal"
+    with open(journal, "wb") as handle:
+        handle.write(b"this is not json\n" + content)
+    before = snapshot_files(server.data)
+    code, output = run_expecting_refusal(server.data)
+    assert code is not None, "the server started on a journal with a corrupted line"
+    assert code != 0
+    # "a clear error naming the file and line"
+    assert "journal.jsonl" in output, output
+    assert snapshot_files(server.data) == before
+
+
+def test_a_second_server_on_the_same_data_folder_is_refused(start_server):
+    server = start_server()
+    alice, _, _ = signup(server, "alice")
+    code, output = run_expecting_refusal(server.data)
+    assert code is not None, "a second server started on a data folder in use"
+    assert code != 0
+    lowered = output.lower()
+    assert "lock" in lowered or server.data.lower() in lowered, output
+    # The first one is untouched and still serves.
+    assert alice.ok("create", name="still here")["group"]["name"] == "still here"
+    assert server.process.poll() is None
