@@ -74,7 +74,8 @@ public final class ChatService<Transport: ChatTransport> {
     /// A text message from `client`.
     public func received(_ client: Client, text: [UInt8]) {
         guard let session = sessions[ObjectIdentifier(client)] else { return }
-        guard admit(session) else { return }
+        let decision = session.rate.admit(now: clock.monotonicNanoseconds())
+        if decision == .close { return closeForFlooding(session) }
         let request: ChatRequest
         do throws(ChatError) {
             let value: JSONValue
@@ -94,6 +95,8 @@ public final class ChatService<Transport: ChatTransport> {
             badFrame(session, error, closeCode: 1007)
             return
         }
+        // Parsed even when over the limit, so the refusal carries the request's id.
+        if decision == .reject { return fail(session, request.id, rateLimited) }
         do throws(ChatError) {
             try perform(request, session)
         } catch {
@@ -104,7 +107,11 @@ public final class ChatService<Transport: ChatTransport> {
     /// A binary message from `client`: the protocol is JSON text only.
     public func receivedBinary(_ client: Client) {
         guard let session = sessions[ObjectIdentifier(client)] else { return }
-        guard admit(session) else { return }
+        switch session.rate.admit(now: clock.monotonicNanoseconds()) {
+        case .allow: break
+        case .reject: return fail(session, nil, rateLimited)
+        case .close: return closeForFlooding(session)
+        }
         badFrame(session, ChatError(.badRequest, "send JSON in text frames; binary frames are not understood"), closeCode: 1003)
     }
 
@@ -115,17 +122,12 @@ public final class ChatService<Transport: ChatTransport> {
         detach(session)
     }
 
-    private func admit(_ session: ChatSession<Client>) -> Bool {
-        switch session.rate.admit(now: clock.monotonicNanoseconds()) {
-        case .allow:
-            return true
-        case .reject:
-            fail(session, nil, ChatError(.rateLimited, "too many requests: at most \(configuration.messagesPerSecond) a second; slow down"))
-            return false
-        case .close:
-            transport.close(session.client, code: 1008, reason: "rate limit exceeded")
-            return false
-        }
+    private var rateLimited: ChatError {
+        ChatError(.rateLimited, "too many requests: at most \(configuration.messagesPerSecond) a second; slow down")
+    }
+
+    private func closeForFlooding(_ session: ChatSession<Client>) {
+        transport.close(session.client, code: 1008, reason: "rate limit exceeded")
     }
 
     private func badFrame(_ session: ChatSession<Client>, _ error: ChatError, closeCode: UInt16) {

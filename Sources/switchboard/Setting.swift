@@ -100,7 +100,7 @@ extension Setting {
         .flag("allowAnonymousRooms", \.allowAnonymousRooms),
         .optionalText("adminToken", \.adminToken),
         .optionalText("authSecret", \.authSecret),
-        .integer("tokenLifetime", \.tokenLifetime, 60...(10 * 366 * 86400)),
+        .integer("tokenLifetime", \.tokenLifetime, 1...(10 * 366 * 86400)),
         .flag("compression", \.deflate.isEnabled),
         .integer("compressionThreshold", \.deflate.threshold, 0...(64 << 20)),
         .integer("compressionLevel", \.deflate.compressionLevel, 0...9),
