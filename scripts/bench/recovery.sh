@@ -7,7 +7,8 @@
 # Environment: RUNS (3), and those of chat-common.sh (BIN, DATA_ROOT=/tmp, SERVER_CPU=1).
 # Each run copies the pristine folder (the server may rewrite it), starts the server pinned to
 # SERVER_CPU, polls GET /readyz every 10 ms until 200, then reads VmHWM (peak resident) and
-# VmRSS from /proc/PID/status. Prints one JSON line per run, then the medians.
+# VmRSS from /proc/PID/status, and the server's CPU seconds so far (utime + stime).
+# Prints one JSON line per run, then the medians.
 source "$(dirname "$0")/chat-common.sh"
 RUNS="${RUNS:-3}"
 STORE="${1:-$DATA_ROOT/chatload-store-1m}"
@@ -30,6 +31,10 @@ for run in $(seq 1 "$RUNS"); do
         if [ "$code" = "200" ]; then ready=$(date +%s%N); break; fi
         sleep 0.01
     done
+    # CPU seconds the server used up to ready (all threads): what the wall time would be on an
+    # idle core, since the files are in the page cache after the copy.
+    ticks=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat")
+    cpu_s=$(python3 -c "import os; print(round($ticks / os.sysconf('SC_CLK_TCK'), 2))")
     hwm=$(awk '/VmHWM/ {print $2}' "/proc/$SERVER_PID/status")
     rss=$(awk '/VmRSS/ {print $2}' "/proc/$SERVER_PID/status")
     loaded="$(grep -o 'chat state loaded: [^"]*' "$dir.log" | head -1)"
@@ -37,8 +42,8 @@ for run in $(seq 1 "$RUNS"); do
     stop_server
     if [ -z "$ready" ]; then echo "run $run: not ready within 60 s" >&2; ready_s=null; else
         ready_s=$(python3 -c "print(round(($ready - $t0) / 1e9, 3))"); fi
-    echo "{\"run\":$run,\"ready_s\":$ready_s,\"vmhwm_mib\":$((hwm / 1024)),\"vmrss_mib\":$((rss / 1024)),\"log\":\"$storelog; $loaded\"}" \
+    echo "{\"run\":$run,\"ready_s\":$ready_s,\"cpu_s\":$cpu_s,\"vmhwm_mib\":$((hwm / 1024)),\"vmrss_mib\":$((rss / 1024)),\"log\":\"$storelog; $loaded\"}" \
         | tee -a "$OUT/recovery.jsonl"
     rm -rf "$dir" "$dir.log"
 done
-median "$OUT/recovery.jsonl" ready_s vmhwm_mib vmrss_mib
+median "$OUT/recovery.jsonl" ready_s cpu_s vmhwm_mib vmrss_mib
