@@ -66,3 +66,20 @@ for field in sys.argv[2:]:
 print(json.dumps(out))
 PY
 }
+
+# with_server_cpu COMMAND...: runs COMMAND (a load client printing one JSON line) and adds
+# "server_cpu_pct_run" to that line: the server's CPU use (all threads, % of one core) over the
+# client's whole run, set-up included. Under 100 while the client is starved of replies means the
+# server was waiting (fsync, wakeups) or not scheduled (a busy machine), not CPU-bound.
+with_server_cpu() {
+    local t0 c0 t1 c1 line
+    t0=$(date +%s%N); c0=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat")
+    line="$("$@" || true)"
+    t1=$(date +%s%N); c1=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat")
+    python3 -c "
+import json, os, sys
+line = sys.argv[1]
+r = json.loads(line) if line.startswith('{') else {'ok': False}
+r['server_cpu_pct_run'] = round(100 * ($c1 - $c0) / os.sysconf('SC_CLK_TCK') / (($t1 - $t0) / 1e9), 1)
+print(json.dumps(r, separators=(',', ':')))" "$line"
+}

@@ -18,12 +18,12 @@ for n in "${SENDERS[@]}"; do
         dir="$DATA_ROOT/chat-durable-$$-$n-$run"
         rm -rf "$dir"
         start_server "$dir" --durability "$DURABILITY"
-        timeout 120 taskset -c "$LOAD_CPU" "$CHATLOAD" durable --url "ws://127.0.0.1:$SERVER_PORT/ws" --conns "$n" \
-            --window "$WINDOW" --duration "$DURATION" --warmup "$WARMUP" -q | tee -a "$OUT/durable-$n.jsonl" || true
+        with_server_cpu timeout 120 taskset -c "$LOAD_CPU" "$CHATLOAD" durable --url "ws://127.0.0.1:$SERVER_PORT/ws" --conns "$n" \
+            --window "$WINDOW" --duration "$DURATION" --warmup "$WARMUP" -q | tee -a "$OUT/durable-$n.jsonl"
         stop_server
         rm -rf "$dir" "$dir.log"
     done
     echo "# median of $RUNS runs, $n senders:" >&2
-    median "$OUT/durable-$n.jsonl" acked_per_s ack_latency_us.p50 ack_latency_us.p99 ack_latency_us.max client_cpu_pct
+    median "$OUT/durable-$n.jsonl" acked_per_s ack_latency_us.p50 ack_latency_us.p99 ack_latency_us.max client_cpu_pct server_cpu_pct_run
 done
 echo "# raw lines in $OUT" >&2

@@ -22,13 +22,13 @@ run() {
     local rate="$1" dir="$DATA_ROOT/chat-fanout-$$-$1" line
     rm -rf "$dir"
     start_server "$dir" --durability "$DURABILITY"
-    line="$(timeout 300 taskset -c "$LOAD_CPU" "$CHATLOAD" fanout --url "ws://127.0.0.1:$SERVER_PORT/ws" \
+    line="$(with_server_cpu timeout 300 taskset -c "$LOAD_CPU" "$CHATLOAD" fanout --url "ws://127.0.0.1:$SERVER_PORT/ws" \
         --groups "$GROUPS_N" --members "$MEMBERS" --rate "$rate" --duration "$DURATION" --warmup "$WARMUP" \
-        --slo-p99-ms "$P99_MS" -q || true)"
+        --slo-p99-ms "$P99_MS" -q)"
     stop_server
     rm -rf "$dir" "$dir.log"
     echo "$line" | tee -a "$OUT/fanout-$rate.jsonl"
-    echo "$line" | grep -q '"ok":true,"slo_ok":true'
+    echo "$line" | grep -q '"ok":true,"slo_ok":true,'
 }
 
 last_pass=""; first_fail=""
@@ -40,6 +40,6 @@ for rate in $last_pass $first_fail; do
     for _ in $(seq 2 "$RUNS"); do run "$rate" >/dev/null || true; done
     echo "# median of $RUNS runs at $rate sends/s:" >&2
     median "$OUT/fanout-$rate.jsonl" delivered_per_s latency_us.p50 latency_us.p99 latency_us.max lost \
-        ack_latency_us.p50 ack_latency_us.p99 send_lag_us.p99 client_cpu_pct
+        ack_latency_us.p50 ack_latency_us.p99 send_lag_us.p99 client_cpu_pct server_cpu_pct_run
 done
 echo "# raw lines in $OUT" >&2
