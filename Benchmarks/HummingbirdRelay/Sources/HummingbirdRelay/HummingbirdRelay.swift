@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import HummingbirdWebSocket
 import HummingbirdWSCompression
@@ -60,8 +61,9 @@ struct HummingbirdRelay {
             server: server,
             configuration: .init(address: .hostname(options.host, port: options.port), backlog: 4096),
             onServerRunning: { channel in
-                print("listening on \(scheme)://\(options.host):\(channel.localAddress?.port ?? options.port)")
-                fflush(stdout)
+                // Written straight to fd 1 so a script piping stdout sees it at once (no buffering).
+                let line = "listening on \(scheme)://\(options.host):\(channel.localAddress?.port ?? options.port)\n"
+                _ = line.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
             },
             logger: logger
         )
