@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Runs the Autobahn|Testsuite (fuzzingclient) against a switchboard binary's /echo endpoint.
+#
+# Usage: scripts/autobahn.sh SWITCHBOARD_BIN [CACHE_DIR] [CASES_JSON] [EXCLUDE_JSON] [TIMEOUT_S]
+#   SWITCHBOARD_BIN  the server executable, e.g. .build/release/switchboard
+#   CACHE_DIR        where the Python 3 harness lives; set up there when missing
+#                    (default: ${XDG_CACHE_HOME:-$HOME/.cache}/switchboard-autobahn)
+#   CASES_JSON       cases to run (default '["*"]'), e.g. '["1.*","2.*","5.*"]'
+#   EXCLUDE_JSON     cases to skip (default '[]'), e.g. '["9.*","12.*","13.*"]'
+#   TIMEOUT_S        limit for the suite itself (default 1800; 1-7 and 10 take seconds,
+#                    9.* ~20 s, 12.* and 13.* ~15 min)
+# Environment: AUTOBAHN_OUT (report folder, default a fresh temp folder),
+#              SWITCHBOARD_ARGS (extra server flags, split on spaces).
+#
+# The server is started as `SWITCHBOARD_BIN --host 127.0.0.1 --port 0 --data <tmp>`; the port is
+# read from its `listening on ws://HOST:PORT` line. Prints the summary and the cases that are
+# FAILED or UNIMPLEMENTED; exits 0 only when there are none, the report exists and the server
+# survived the run. Everything is bounded: harness setup 900 s, server start 30 s, suite TIMEOUT_S.
+set -euo pipefail
+
+if [ $# -lt 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+fi
+BIN="$1"
+CACHE="${2:-${XDG_CACHE_HOME:-$HOME/.cache}/switchboard-autobahn}"
+CASES="${3:-[\"*\"]}"
+EXCLUDE="${4:-[]}"
+TIMEOUT_S="${5:-1800}"
+[ -x "$BIN" ] || { echo "autobahn.sh: '$BIN' is not an executable" >&2; exit 2; }
+case "$TIMEOUT_S" in ''|*[!0-9]*) echo "autobahn.sh: TIMEOUT_S must be a number of seconds" >&2; exit 2;; esac
+BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+
+ROOT="$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
+SHARED="$ROOT/../shared/tools/autobahn"
+
+# 1. Harness: build it once per cache folder (needs PyPI), refresh the two small scripts each time.
+if [ ! -x "$CACHE/venv/bin/wstest" ]; then
+    [ -f "$SHARED/setup_harness.sh" ] || { echo "autobahn.sh: no harness at $SHARED" >&2; exit 2; }
+    echo "autobahn.sh: setting up the harness in $CACHE (1-2 min)"
+    mkdir -p "$CACHE"
+    timeout 900 bash "$SHARED/setup_harness.sh" "$CACHE" > "$CACHE/setup.log" 2>&1 ||
+        { echo "autobahn.sh: harness setup failed, see $CACHE/setup.log" >&2; tail -20 "$CACHE/setup.log" >&2; exit 1; }
+fi
+if [ -f "$SHARED/run_autobahn.sh" ]; then
+    cp "$SHARED/run_autobahn.sh" "$SHARED/summarize.py" "$CACHE/"
+fi
+[ -x "$CACHE/run_autobahn.sh" ] || { echo "autobahn.sh: $CACHE/run_autobahn.sh missing" >&2; exit 2; }
+
+# 2. Server on a free loopback port, with a throwaway data folder.
+WORK="$(mktemp -d /tmp/switchboard-autobahn.XXXXXX)"
+OUT="${AUTOBAHN_OUT:-$WORK/out}"
+SERVER_LOG="$WORK/server.log"
+SERVER_PID=""
+cleanup() {
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK/data"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$WORK/data"
+# shellcheck disable=SC2086  # SWITCHBOARD_ARGS is deliberately split into flags
+"$BIN" --host 127.0.0.1 --port 0 --data "$WORK/data" ${SWITCHBOARD_ARGS:-} > "$SERVER_LOG" 2>&1 &
+SERVER_PID=$!
+PORT=""
+for _ in $(seq 300); do
+    PORT="$(sed -n 's#.*listening on ws://[^ ]*:\([0-9][0-9]*\).*#\1#p' "$SERVER_LOG" | head -1)"
+    [ -n "$PORT" ] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+done
+if [ -z "$PORT" ]; then
+    echo "autobahn.sh: server did not print 'listening on ws://HOST:PORT' within 30 s; its output:" >&2
+    cat "$SERVER_LOG" >&2
+    exit 1
+fi
+URL="ws://127.0.0.1:$PORT/echo"
+echo "autobahn.sh: server pid $SERVER_PID on $URL; cases $CASES, excluded $EXCLUDE, limit ${TIMEOUT_S}s"
+
+# 3. The suite (run_autobahn.sh has its own timeout; the outer one also bounds the summary step).
+status=0
+timeout $((TIMEOUT_S + 120)) "$CACHE/run_autobahn.sh" "$URL" "$OUT" switchboard "$CASES" "$EXCLUDE" "$TIMEOUT_S" || status=$?
+if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    echo "autobahn.sh: the server died during the run; last lines of its output:" >&2
+    tail -20 "$SERVER_LOG" >&2
+    status=1
+fi
+
+# 4. Verdict: summarize.py only lists FAILED (not UNIMPLEMENTED) cases, so judge index.json here.
+INDEX="$OUT/report/index.json"
+if [ ! -f "$INDEX" ]; then
+    echo "autobahn.sh: no report at $INDEX (suite timed out or crashed; see $OUT/wstest.log)" >&2
+    exit 1
+fi
+"$CACHE/venv/bin/python" - "$INDEX" <<'PY' || status=1
+import json, sys
+index = json.load(open(sys.argv[1]))
+key = lambda case: tuple(int(part) for part in case.split("."))
+bad = []
+for agent, cases in index.items():
+    for case, result in cases.items():
+        if result["behavior"] in ("FAILED", "UNIMPLEMENTED"):
+            bad.append((key(case), case, result["behavior"], result["behaviorClose"]))
+for _, case, behavior, close in sorted(bad):
+    print(f"  {behavior}: {case} (close: {close})")
+print(f"autobahn.sh: {len(bad)} case(s) FAILED or UNIMPLEMENTED")
+sys.exit(1 if bad else 0)
+PY
+echo "autobahn.sh: report $OUT/report/index.html, server log $SERVER_LOG"
+exit "$status"

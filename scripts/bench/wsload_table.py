@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Helpers for the bench scripts: turn wsload's JSON lines into verdicts and a table (stdlib only).
+
+  wsload_table.py pubrate RATE UNIT ROOMS MEMBERS   "PUBS TARGET": wsload --rate, and the
+                                                    delivery rate that gives (the table's target)
+  wsload_table.py line RESULTS                      one line about the last run
+  wsload_table.py passes RESULTS RATE SLO_MS        exit 0 when RATE passed
+  wsload_table.py table RESULTS SLO_MS STRICT_MS NAME
+
+RESULTS holds one record per run: {"target": R, "pub_rate": P, "run": i, "wsload": {...}}.
+A rate passes when every run is ok (no failed connection, loss, reordering, duplicate, protocol
+error or unsent backlog: wsload's own "ok"), nothing was lost, and the median p99 is within the bound.
+"""
+import json
+import statistics
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def ms(us):
+    return us / 1000.0
+
+
+def run_ok(record):
+    w = record["wsload"]
+    return bool(w.get("ok")) and w.get("lost", 1) == 0 and w.get("conn_failed", 1) == 0
+
+
+def by_target(records):
+    groups = {}
+    for r in records:
+        groups.setdefault(r["target"], []).append(r)
+    return groups
+
+
+def summary(runs):
+    """Medians over the runs of one rate (missing runs count as zero deliveries)."""
+    lat = lambda key: statistics.median(r["wsload"].get("latency_us", {}).get(key, 0.0) for r in runs)
+    return {
+        "pub_rate": runs[0]["pub_rate"],
+        "runs": len(runs),
+        "ok_runs": sum(run_ok(r) for r in runs),
+        "delivered_per_s": statistics.median(r["wsload"].get("delivered_per_s", 0.0) for r in runs),
+        "p50_ms": ms(lat("p50")),
+        "p99_ms": ms(lat("p99")),
+        "max_ms": ms(lat("max")),
+        "lost": sum(r["wsload"].get("lost", 0) for r in runs),
+        "client_cpu": statistics.median(r["wsload"].get("client_cpu_pct", 0.0) for r in runs),
+        "lag_p99_ms": ms(statistics.median(r["wsload"].get("send_lag_us", {}).get("p99", 0.0) for r in runs)),
+    }
+
+
+def passes(s, bound_ms):
+    return s["ok_runs"] == s["runs"] and s["lost"] == 0 and s["p99_ms"] <= bound_ms
+
+
+def pubrate(rate, unit, rooms, members):
+    """Publishes/s for wsload: a delivery rate is divided by the receivers of each message."""
+    rate, receivers = float(rate), max(1, int(members) - 1)
+    pubs = max(1, round(rate)) if unit.startswith("pub") else max(1, round(rate / receivers))
+    return pubs, pubs * receivers
+
+
+def line(records):
+    r = records[-1]
+    w = r["wsload"]
+    lat = w.get("latency_us", {})
+    print(f"  target {r['target']:>8} pub/s {r['pub_rate']:>6} run {r['run']}: "
+          f"delivered/s {w.get('delivered_per_s', 0):>10.0f} p50 {ms(lat.get('p50', 0)):8.2f} ms "
+          f"p99 {ms(lat.get('p99', 0)):8.2f} ms max {ms(lat.get('max', 0)):8.2f} ms lost {w.get('lost', '?')} "
+          f"ok {w.get('ok')} client cpu {w.get('client_cpu_pct', 0):.0f}%"
+          + (f" first_error: {w['first_error']}" if w.get("first_error") else ""))
+
+
+def table(records, slo_ms, strict_ms, name):
+    groups = by_target(records)
+    print(f"{name}: median of runs per rate (rates are targets; delivered/s is measured)")
+    print(f"{'target/s':>9} {'pub/s':>7} {'delivered/s':>12} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} "
+          f"{'lost':>7} {'ok':>5} {'cli cpu':>8} {'lag p99':>8}  verdict")
+    sustained = strict = None
+    for target in sorted(groups):
+        s = summary(groups[target])
+        good, tight = passes(s, slo_ms), passes(s, strict_ms)
+        verdict = "strict" if tight else ("sustained" if good else "FAIL")
+        if good:
+            sustained = (target, s)
+        if tight:
+            strict = (target, s)
+        print(f"{target:>9} {s['pub_rate']:>7} {s['delivered_per_s']:>12.0f} {s['p50_ms']:>9.2f} {s['p99_ms']:>9.2f} "
+              f"{s['max_ms']:>9.2f} {s['lost']:>7} {s['ok_runs']}/{s['runs']:<3} {s['client_cpu']:>7.0f}% "
+              f"{s['lag_p99_ms']:>7.2f}  {verdict}")
+    for label, bound, best in (("sustained", slo_ms, sustained), ("strict", strict_ms, strict)):
+        if best:
+            print(f"{name} {label} (p99 <= {bound:g} ms, zero loss): target {best[0]}/s, "
+                  f"median delivered {best[1]['delivered_per_s']:.0f}/s")
+        else:
+            print(f"{name} {label} (p99 <= {bound:g} ms, zero loss): none of the rates tried")
+
+
+def main(argv):
+    cmd = argv[1] if len(argv) > 1 else ""
+    if cmd == "pubrate" and len(argv) == 6:
+        print(*pubrate(*argv[2:6]))
+    elif cmd == "line" and len(argv) == 3:
+        line(load(argv[2]))
+    elif cmd == "passes" and len(argv) == 5:
+        runs = [r for r in load(argv[2]) if str(r["target"]) == argv[3]]
+        return 0 if runs and passes(summary(runs), float(argv[4])) else 1
+    elif cmd == "table" and len(argv) == 6:
+        table(load(argv[2]), float(argv[3]), float(argv[4]), argv[5])
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
