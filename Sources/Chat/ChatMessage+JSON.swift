@@ -15,6 +15,23 @@ extension ChatMessage {
         out.append(contentsOf: writer.finished())
     }
 
+    /// Appends the journal line that stores this message in group `group`, newline included:
+    /// byte for byte what `Mutation.set(path: ["Messages", group, id], value: treeValue)`
+    /// writes, since the line's keys (`op`, `path`, `value`) and the value's are in sorted order.
+    func appendJournalLine(group: String, to out: inout [UInt8]) {
+        out.append(contentsOf: Self.journalLinePrefix)
+        JSONEncoding.appendEscapedString(group, to: &out)
+        out.append(UInt8(ascii: ","))
+        JSONEncoding.appendEscapedString(id, to: &out)
+        out.append(contentsOf: Self.journalValueKey)
+        writeTreeValue(into: &out)
+        out.append(contentsOf: Self.journalLineEnd)
+    }
+
+    private static let journalLinePrefix: [UInt8] = Array(#"{"op":"set","path":["Messages","#.utf8)
+    private static let journalValueKey: [UInt8] = Array(#"],"value":"#.utf8)
+    private static let journalLineEnd: [UInt8] = [UInt8(ascii: "}"), UInt8(ascii: "\n")]
+
     /// The stored form as a value, for the journal and the tree API.
     var treeValue: JSONValue {
         var fields: [String: JSONValue] = ["user": .string(user), "createdAt": .integer(createdAt)]

@@ -6,7 +6,13 @@ extension ChatService {
     /// the store could not make them so). Completions run in ticket order.
     func commit(_ mutations: [Mutation], message: (group: String, message: ChatMessage)? = nil,
                 completion: @escaping (Bool) -> Void) {
-        let ticket = store.append(mutations)
+        committed(store.append(mutations), message: message, completion: completion)
+    }
+
+    /// Registers `completion` (and the message that joins the history) for a ticket the
+    /// store already returned.
+    func committed(_ ticket: UInt64, message: (group: String, message: ChatMessage)? = nil,
+                   completion: @escaping (Bool) -> Void) {
         completions.append((ticket, completion))
         if let message { pendingMessages.append((ticket, message.group, message.message)) }
         if store.needsCompaction { compact() }

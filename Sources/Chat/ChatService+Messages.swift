@@ -46,8 +46,11 @@ extension ChatService {
         let now = clock.milliseconds()
         let message = ChatMessage(
             id: ids.next(milliseconds: now), user: uid, text: text, imageUrl: imageUrl, createdAt: now, clientId: clientId)
-        let mutation = Mutation.set(path: ["Messages", gid, message.id], value: message.treeValue)
-        commit([mutation], message: (gid, message)) { [self] succeeded in
+        // The journal line is written straight from the message: the same bytes as
+        // `Mutation.set(path: ["Messages", gid, id], value: message.treeValue)` without the
+        // dictionary and the sorting of its keys.
+        let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
+        committed(ticket, message: (gid, message)) { [self] succeeded in
             guard succeeded else { return fail(session, request.id, .storeFailed) }
             var object = JSONWriter()
             message.write(into: &object, group: gid)

@@ -51,20 +51,41 @@ extension ChatState {
             for (mid, value) in entries {
                 if let message = Self.message(id: mid, value, users: users) { list.append(message) }
             }
-            messages[gid] = MessageLog(list)
+            messages[gid] = MessageLog(consume list)
         }
         rebuildIndexes()
     }
 
+    /// One message from its tree value, or nil without a `user` string.
+    ///
+    /// Walks the few fields once instead of looking each name up: a million messages make
+    /// five hashed lookups apiece the larger part of start-up, while comparing a short key
+    /// against the names below is a few instructions.
     private static func message(id: String, _ value: JSONValue, users: [String: ChatUser]) -> ChatMessage? {
-        guard case .object(let fields) = value, var user = fields["user"]?.stringValue else { return nil }
+        guard case .object(let fields) = value else { return nil }
+        var user: String?
+        var text: String?
+        var imageUrl: String?
+        var createdAt: Int64 = 0
+        var clientId: String?
+        var receivedBy: [String: Int64] = [:]
+        for (key, field) in fields {
+            switch key {
+            case "user": user = field.stringValue
+            case "message": text = field.stringValue
+            case "createdAt": createdAt = field.int64Value ?? 0
+            case "imageUrl": imageUrl = field.stringValue
+            case "clientId": clientId = field.stringValue
+            case "receivedBy":
+                for (uid, time) in field.objectValue ?? [:] { receivedBy[uid] = time.int64Value ?? 0 }
+            default: continue
+            }
+        }
+        guard var user else { return nil }
         // Share the user id's storage with the user index: one string per user, not per message.
         if let index = users.index(forKey: user) { user = users.keys[index] }
-        var receivedBy: [String: Int64] = [:]
-        for (uid, time) in fields["receivedBy"]?.objectValue ?? [:] { receivedBy[uid] = time.int64Value ?? 0 }
         return ChatMessage(
-            id: id, user: user, text: fields["message"]?.stringValue, imageUrl: fields["imageUrl"]?.stringValue,
-            createdAt: fields["createdAt"]?.int64Value ?? 0, clientId: fields["clientId"]?.stringValue,
+            id: id, user: user, text: text, imageUrl: imageUrl, createdAt: createdAt, clientId: clientId,
             receivedBy: receivedBy)
     }
 

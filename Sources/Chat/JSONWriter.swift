@@ -121,10 +121,9 @@ struct JSONWriter {
         bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
     }
 
-    /// The object, closed.
-    func finished() -> [UInt8] {
-        var out = bytes
-        out.append(UInt8(ascii: "}"))
-        return out
+    /// The object, closed. Consuming, so the buffer is handed over rather than copied.
+    consuming func finished() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 }

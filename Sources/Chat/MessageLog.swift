@@ -2,8 +2,8 @@
 public struct MessageLog: Sendable, Equatable {
     public private(set) var messages: [ChatMessage] = []
 
-    public init(_ messages: [ChatMessage] = []) {
-        self.messages = messages.sorted { $0.id < $1.id }
+    public init(_ messages: consuming [ChatMessage] = []) {
+        self.messages = Self.sortedByID(messages)
     }
 
     public var count: Int { messages.count }

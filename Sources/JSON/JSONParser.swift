@@ -20,6 +20,11 @@ public struct JSONParser {
     let limits: JSONLimits
     /// Reused for strings that contain escapes, so each such string costs one allocation.
     var scratch: [UInt8] = []
+    /// The members of every object still open, innermost last, with each key's offset for a
+    /// duplicate-key error. An object's members are collected here and only then put into a
+    /// dictionary created at its final size: growing a dictionary key by key rehashes it at
+    /// every doubling, which made up much of parsing a snapshot of a million small objects.
+    var memberStack: [(key: String, value: JSONValue, offset: Int)] = []
 
     /// A parser over `bytes`, which must stay valid while `parseDocument()` runs.
     public init(bytes: UnsafeRawBufferPointer, limits: JSONLimits = JSONLimits()) {
@@ -123,13 +128,13 @@ public struct JSONParser {
     private mutating func parseObject() throws(JSONError) -> JSONValue {
         try enterContainer()
         index += 1
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if index < count && input[index] == ASCIIByte.closeBrace {
             index += 1
             depth -= 1
-            return .object(members)
+            return .object([:])
         }
+        let base = memberStack.count
         while true {
             skipWhitespace()
             guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
@@ -144,10 +149,7 @@ public struct JSONParser {
                 throw JSONError(.unexpectedByte(input[index], expected: "':'"), offset: index)
             }
             index += 1
-            let value = try parseValue()
-            if members.updateValue(value, forKey: key) != nil {
-                throw JSONError(.duplicateKey(key), offset: keyOffset)
-            }
+            memberStack.append((key, try parseValue(), keyOffset))
             skipWhitespace()
             guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
             switch input[index] {
@@ -160,11 +162,34 @@ public struct JSONParser {
             case ASCIIByte.closeBrace:
                 index += 1
                 depth -= 1
-                return .object(members)
+                return .object(try popMembers(from: base))
             case let byte:
                 throw JSONError(.unexpectedByte(byte, expected: "',' or '}'"), offset: index)
             }
         }
+    }
+
+    /// Moves the members collected since `base` into a dictionary of exactly their number.
+    ///
+    /// A repeated key is reported at its second occurrence, as it would be if inserted as read.
+    private mutating func popMembers(from base: Int) throws(JSONError) -> [String: JSONValue] {
+        var members = [String: JSONValue](minimumCapacity: memberStack.count - base)
+        let end = memberStack.count
+        let duplicate: (key: String, offset: Int)? = memberStack.withUnsafeMutableBufferPointer { stack in
+            for position in base..<end {
+                // Moved out rather than copied, and the slot refilled with values that own no
+                // storage, so a member costs no retain here and no release when it is removed.
+                let member = (stack.baseAddress! + position).move()
+                (stack.baseAddress! + position).initialize(to: ("", .null, 0))
+                if members.updateValue(member.value, forKey: member.key) != nil {
+                    return (member.key, member.offset)
+                }
+            }
+            return nil
+        }
+        if let duplicate { throw JSONError(.duplicateKey(duplicate.key), offset: duplicate.offset) }
+        memberStack.removeSubrange(base...)
+        return members
     }
 
     @inline(__always)

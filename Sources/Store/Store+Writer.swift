@@ -29,8 +29,19 @@ extension Store {
         var spare: [UInt8] = []
         monitor.lock()
         while true {
-            while queuedWork.isEmpty && pending.appends == 0 && !isClosing {
-                monitor.wait()
+            if queuedWork.isEmpty && pending.appends == 0 && !isClosing {
+                while queuedWork.isEmpty && pending.appends == 0 && !isClosing {
+                    writerIsWaiting = true
+                    monitor.wait()
+                }
+                writerIsWaiting = false
+                // The first append of a burst woke this thread, and on a busy (or pinned) core
+                // the wakeup preempts the event loop that is still queuing the rest of the
+                // burst. Yielding once lets the loop finish, so the burst becomes one batch:
+                // one write and one fsync instead of one per request.
+                monitor.unlock()
+                sched_yield()
+                monitor.lock()
             }
             if queuedWork.isEmpty && pending.appends == 0 {
                 break

@@ -50,6 +50,9 @@ public final class Store: @unchecked Sendable {
     var isClosing = false
     var isClosed = false
     var compactionQueued = false
+    /// True while the store thread sleeps in `monitor.wait()`: only then does an append need
+    /// to signal, so a burst of appends during a write or flush costs no futex calls.
+    var writerIsWaiting = false
     var stats = StoreStatistics()
     var durableHandler: @Sendable (UInt64) -> Void = { _ in }
     var failureHandler: @Sendable (UInt64, StoreError) -> Void = { _, _ in }
@@ -128,10 +131,40 @@ public final class Store: @unchecked Sendable {
         for mutation in mutations {
             mutation.appendJournalLine(to: &pending.bytes)
         }
-        pending.mutations += mutations.count
+        return queued(ticket: ticket, mutations: mutations.count)
+    }
+
+    /// Queues journal lines that `writeLines` appends itself, as one unit; returns its ticket.
+    ///
+    /// For callers that serialize a hot mutation straight to bytes instead of building a
+    /// `JSONValue` first. `writeLines` runs under the queue lock and must append exactly
+    /// `mutationCount` whole lines in the format of `Mutation.appendJournalLine(to:)`, each
+    /// ending with a newline, and nothing else.
+    @discardableResult
+    public func append(mutationCount: Int, writingLines writeLines: (inout [UInt8]) -> Void) -> UInt64 {
+        monitor.lock()
+        lastTicket += 1
+        let ticket = lastTicket
+        if isClosing {
+            let handler = failureHandler
+            monitor.unlock()
+            handler(ticket, .closed)
+            return ticket
+        }
+        writeLines(&pending.bytes)
+        return queued(ticket: ticket, mutations: mutationCount)
+    }
+
+    /// Records an append whose lines are already in `pending`, wakes the writer if it sleeps,
+    /// and releases the lock taken by the caller.
+    private func queued(ticket: UInt64, mutations: Int) -> UInt64 {
+        pending.mutations += mutations
         pending.appends += 1
         pending.lastTicket = ticket
-        monitor.signal()
+        if writerIsWaiting {
+            writerIsWaiting = false
+            monitor.signal()
+        }
         monitor.unlock()
         return ticket
     }
@@ -152,6 +185,7 @@ public final class Store: @unchecked Sendable {
             }
             queuedWork.append(.compact(writeSnapshot))
             compactionQueued = true
+            writerIsWaiting = false
             monitor.signal()
         }
     }
@@ -189,6 +223,7 @@ public final class Store: @unchecked Sendable {
         let thread: pthread_t? = monitor.withLock {
             guard !isClosing else { return nil }
             isClosing = true
+            writerIsWaiting = false
             monitor.signal()
             return self.thread
         }

@@ -162,3 +162,12 @@ private func parseError(_ text: String, limits: JSONLimits = JSONLimits()) -> JS
     let unexpected = JSONError(.unexpectedByte(0x7D, expected: "a value"), offset: 1)
     #expect(unexpected.description == "invalid JSON at byte 1: found '}' where a value was expected")
 }
+
+@Test func nestedObjectsKeepTheirOwnMembers() throws {
+    let value = try JSONValue.parse(Array(#"{"a":{"b":1,"c":{"d":[{"e":2},{}]}},"f":{"b":3}}"#.utf8))
+    #expect(value == ["a": ["b": 1, "c": ["d": [["e": 2], [:]]]], "f": ["b": 3]])
+}
+
+@Test func duplicateKeyInANestedObjectIsReportedAtItsSecondOccurrence() {
+    #expect(parseError(#"{"x":{"a":1,"b":{"a":2},"a":3}}"#) == JSONError(.duplicateKey("a"), offset: 24))
+}

@@ -101,3 +101,20 @@ import JSON
     let io = StoreError.io(path: "data/journal.jsonl", operation: "fsync", errno: 5)
     #expect(io.description == "could not fsync data/journal.jsonl: Input/output error (errno 5)")
 }
+
+@Test func linesWrittenByTheCallerAreJournaledLikeMutations() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let mutation = messageMutation(group: "g1", id: "m1", text: "hello", at: 1_718_000_000_456)
+    do {
+        let (store, _) = try openStore(folder)
+        let first = store.append(mutationCount: 1) { mutation.appendJournalLine(to: &$0) }
+        let second = store.append([Mutation.delete(path: ["Users", "u9"])])
+        #expect(second == first + 1)
+        store.close()
+    }
+    #expect(folder.read("journal.jsonl") == mutation.journalLine + Mutation.delete(path: ["Users", "u9"]).journalLine)
+    let (store, tree) = try openStore(folder)
+    defer { store.close() }
+    #expect(tree["Messages"]?["g1"]?["m1"]?["message"] == "hello")
+}
