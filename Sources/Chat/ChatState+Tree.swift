@@ -1,3 +1,4 @@
+import Dispatch
 import JSON
 
 /// Conversion between the typed state and DESIGN.md's document tree.
@@ -44,16 +45,53 @@ extension ChatState {
             return
         }
         root = [:]
+        var slices = Array(repeating: [(String, [String: JSONValue])](), count: Self.loadWorkers)
+        var next = 0
         for gid in Array(messageRoot.keys) {
             guard case .object(let entries)? = messageRoot.removeValue(forKey: gid) else { continue }
-            var list: [ChatMessage] = []
-            list.reserveCapacity(entries.count)
-            for (mid, value) in entries {
-                if let message = Self.message(id: mid, value, users: users) { list.append(message) }
-            }
-            messages[gid] = MessageLog(consume list)
+            slices[next].append((gid, entries))
+            next = (next + 1) % Self.loadWorkers
+        }
+        for (gid, log) in Self.convertInParallel(consume slices, users: users) {
+            messages[gid] = log
         }
         rebuildIndexes()
+    }
+
+    /// Threads that convert stored messages at start-up. Groups are independent, so they are
+    /// dealt out round-robin; each worker owns its share of the parsed tree and frees it as it
+    /// goes, which spreads both the conversion and the deallocation over the machine's cores.
+    static let loadWorkers = 2
+
+    private static func convertInParallel(
+        _ slices: consuming [[(String, [String: JSONValue])]], users: [String: ChatUser]
+    ) -> [(String, MessageLog)] {
+        let count = slices.count
+        let inputs = UnsafeMutableBufferPointer<[(String, [String: JSONValue])]>.allocate(capacity: count)
+        _ = inputs.initialize(from: slices)
+        slices = []
+        let outputs = UnsafeMutableBufferPointer<[(String, MessageLog)]>.allocate(capacity: count)
+        _ = outputs.initialize(from: repeatElement([], count: count))
+        let work = LoadWork(inputs: inputs, outputs: outputs)
+        DispatchQueue.concurrentPerform(iterations: count) { worker in
+            var groups = (work.inputs.baseAddress! + worker).move()
+            var converted: [(String, MessageLog)] = []
+            converted.reserveCapacity(groups.count)
+            while let (gid, entries) = groups.popLast() {
+                var list: [ChatMessage] = []
+                list.reserveCapacity(entries.count)
+                for (mid, value) in entries {
+                    if let message = message(id: mid, value, users: users) { list.append(message) }
+                }
+                converted.append((gid, MessageLog(consume list)))
+            }
+            work.outputs[worker] = converted
+        }
+        inputs.deallocate()
+        let result = Array(outputs.joined())
+        outputs.deinitialize()
+        outputs.deallocate()
+        return result
     }
 
     /// One message from its tree value, or nil without a `user` string.
@@ -169,4 +207,11 @@ extension JSONValue {
         }
         return node
     }
+}
+
+/// The buffers the start-up workers share: each worker reads and writes only its own index,
+/// and the caller touches them only before and after `concurrentPerform`, so no lock is needed.
+private struct LoadWork: @unchecked Sendable {
+    let inputs: UnsafeMutableBufferPointer<[(String, [String: JSONValue])]>
+    let outputs: UnsafeMutableBufferPointer<[(String, MessageLog)]>
 }
