@@ -9,10 +9,12 @@
 #          (default: every server x {m1,m3} x {plain,tls,deflate} with the rate lists below)
 # Environment: SB_CONFIG [Config/switchboard.json] SB_PORT [9401] SB_TLS_PORT [9402] HB_PORT [9411]
 #   CERT_DIR (a self-signed localhost certificate is made with openssl when unset), OUT_ROOT,
+#   QUIET_LOAD [2] QUIET_WAIT [0]: before each case wait up to QUIET_WAIT s for a 1-minute load
+#   average below QUIET_LOAD (the machine is shared; the load is logged with every case),
 #   DEFLATE_OFFER [both: both sides reset their compressor per message], and the knobs of
 #   tls-lib.sh / lib.sh (DURATION, WARMUP, RUNS, SIZE, TEXT, BENCH_LIB, WSLOAD).
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 SB="$1"
 HB="$2"
 shift 2
@@ -76,6 +78,15 @@ start_server() {
     exit 1
 }
 
+# Waits (bounded) for the machine to calm down: other people's builds skew both cores.
+wait_quiet() {
+    local waited=0
+    while [ "$waited" -lt "${QUIET_WAIT:-0}" ] && python3 -c "import sys; sys.exit(0 if float(open('/proc/loadavg').read().split()[0]) > float(sys.argv[1]) else 1)" "${QUIET_LOAD:-2}"; do
+        sleep 10
+        waited=$((waited + 10))
+    done
+}
+
 summary="$OUT_ROOT/summary.txt"
 for case_ in "$@"; do
     IFS=: read -r which bench mode rates <<< "$case_"
@@ -86,6 +97,7 @@ for case_ in "$@"; do
     if [ "$which" = sb ]; then case "$mode" in tls*) port="$SB_TLS_PORT" ;; *) port="$SB_PORT" ;; esac; fi
     dir="$OUT_ROOT/$which-$bench-$mode"
     mkdir -p "$dir"
+    wait_quiet
     echo "==== $which $bench $mode (load average $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$summary"
     start_server "$which" "$mode" "$dir/server.log"
     # shellcheck disable=SC2086
