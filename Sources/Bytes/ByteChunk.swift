@@ -17,6 +17,15 @@ public final class ByteChunk: @unchecked Sendable {
         self.bytes = UnsafeRawBufferPointer(used)
     }
 
+    /// Copies an array with one `memcpy`. The generic initializer below cannot be specialised
+    /// across the module boundary and would copy byte by byte; TLS output takes this path for
+    /// every flush, so it matters.
+    public convenience init(_ source: [UInt8]) {
+        self.init(count: source.count) { target in
+            source.withUnsafeBytes { target.copyMemory(from: $0) }
+        }
+    }
+
     public convenience init(_ source: some Collection<UInt8>) {
         self.init(count: source.count) { target in
             _ = target.initializeMemory(as: UInt8.self, from: source)

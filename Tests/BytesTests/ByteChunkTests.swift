@@ -16,3 +16,9 @@ import Testing
 @Test func asciiLowercasingLeavesNonLettersAlone() {
     #expect("Sec-WebSocket-Key: ÄB".asciiLowercased == "sec-websocket-key: Äb")
 }
+
+@Test func chunkFromArrayAndFromCollectionAgree() {
+    let bytes = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 31) }
+    #expect(ByteChunk(bytes).array == bytes)
+    #expect(ByteChunk(bytes[10..<20]).array == Array(bytes[10..<20]))
+}
