@@ -106,22 +106,31 @@ public struct JSONParser {
         }
         while true {
             elements.append(try parseValue())
-            skipWhitespace()
-            guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
-            switch input[index] {
-            case ASCIIByte.comma:
-                index += 1
-                skipWhitespace()
-                if index < count && input[index] == ASCIIByte.closeBracket {
-                    throw JSONError(.trailingComma, offset: index)
-                }
-            case ASCIIByte.closeBracket:
-                index += 1
-                depth -= 1
+            if try !continueContainer(closedBy: ASCIIByte.closeBracket, expected: "',' or ']'") {
                 return .array(elements)
-            case let byte:
-                throw JSONError(.unexpectedByte(byte, expected: "',' or ']'"), offset: index)
             }
+        }
+    }
+
+    /// After an element or member: consumes a comma (true: another one follows) or the
+    /// container's closing byte (false: the container is done).
+    private mutating func continueContainer(closedBy closing: UInt8, expected: String) throws(JSONError) -> Bool {
+        skipWhitespace()
+        guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
+        switch input[index] {
+        case ASCIIByte.comma:
+            index += 1
+            skipWhitespace()
+            if index < count && input[index] == closing {
+                throw JSONError(.trailingComma, offset: index)
+            }
+            return true
+        case closing:
+            index += 1
+            depth -= 1
+            return false
+        case let byte:
+            throw JSONError(.unexpectedByte(byte, expected: expected), offset: index)
         }
     }
 
@@ -150,21 +159,8 @@ public struct JSONParser {
             }
             index += 1
             memberStack.append((key, try parseValue(), keyOffset))
-            skipWhitespace()
-            guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
-            switch input[index] {
-            case ASCIIByte.comma:
-                index += 1
-                skipWhitespace()
-                if index < count && input[index] == ASCIIByte.closeBrace {
-                    throw JSONError(.trailingComma, offset: index)
-                }
-            case ASCIIByte.closeBrace:
-                index += 1
-                depth -= 1
+            if try !continueContainer(closedBy: ASCIIByte.closeBrace, expected: "',' or '}'") {
                 return .object(try popMembers(from: base))
-            case let byte:
-                throw JSONError(.unexpectedByte(byte, expected: "',' or '}'"), offset: index)
             }
         }
     }
