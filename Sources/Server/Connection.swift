@@ -36,6 +36,10 @@ final class Connection: EventHandler, Flushable {
     /// (then its frames cannot be shared with anyone).
     var ownDeflater: MessageDeflater?
     var writeQueue = WriteQueue()
+    /// Plaintext frames for a TLS connection, encrypted together at the flush: a burst of room
+    /// messages becomes one TLS record and one `SSL_write` instead of one per message.
+    private var tlsPlaintext: [ByteChunk] = []
+    private var tlsPlaintextBytes = 0
     /// The connection's place in `Server.connections`, for O(1) removal.
     var slot = 0
 
@@ -149,7 +153,7 @@ final class Connection: EventHandler, Flushable {
     func send(_ chunk: ByteChunk) {
         guard phase == .webSocket || phase == .http else { return }
         enqueue(chunk)
-        if writeQueue.queuedBytes > server.outboundLimit {
+        if writeQueue.queuedBytes + tlsPlaintextBytes > server.outboundLimit {
             server.metrics.slowConsumers += 1
             server.logger.debug("closing a slow consumer", metadata: ["queued": "\(writeQueue.queuedBytes)"])
             close(code: .policyViolation, reason: "slow consumer: outbound queue full")
@@ -157,18 +161,29 @@ final class Connection: EventHandler, Flushable {
     }
 
     func enqueue(_ chunk: ByteChunk) {
-        if let tls {
-            do {
-                try tls.send(chunk.bytes)
-            } catch {
-                server.logger.debug("TLS error on send", metadata: ["error": "\(error)"])
-                abort()
-                return
-            }
+        if tls != nil {
+            tlsPlaintext.append(chunk)
+            tlsPlaintextBytes += chunk.count
         } else {
             writeQueue.append(chunk)
         }
         scheduleFlush()
+    }
+
+    /// Encrypts the queued plaintext with one `SSL_write` (one copy when several frames wait).
+    private func encryptPending(_ tls: TLSSession) throws {
+        defer {
+            tlsPlaintext.removeAll(keepingCapacity: tlsPlaintext.capacity <= 16)
+            tlsPlaintextBytes = 0
+        }
+        if tlsPlaintext.count == 1 {
+            try tls.send(tlsPlaintext[0].bytes)
+            return
+        }
+        var joined: [UInt8] = []
+        joined.reserveCapacity(tlsPlaintextBytes)
+        for chunk in tlsPlaintext { joined.append(contentsOf: chunk.bytes) }
+        try joined.withUnsafeBytes { try tls.send($0) }
     }
 
     func send(_ response: HTTPResponse, keepAlive: Bool) {
@@ -185,8 +200,17 @@ final class Connection: EventHandler, Flushable {
     func flush() {
         flushScheduled = false
         guard phase != .closed else { return }
-        if let tls, tls.hasOutput {
-            writeQueue.append(ByteChunk(tls.takeOutput()))
+        if let tls {
+            if !tlsPlaintext.isEmpty {
+                do {
+                    try encryptPending(tls)
+                } catch {
+                    server.logger.debug("TLS error on send", metadata: ["error": "\(error)"])
+                    abort()
+                    return
+                }
+            }
+            if tls.hasOutput { writeQueue.append(ByteChunk(tls.takeOutput())) }
         }
         let before = writeQueue.queuedBytes
         let drained: Bool
@@ -256,6 +280,8 @@ final class Connection: EventHandler, Flushable {
         leaveEndpoint()
         phase = .closed
         writeQueue.removeAll()
+        tlsPlaintext = []
+        tlsPlaintextBytes = 0
         loop.deregister(fd)
         Socket.close(fd)
         server.remove(self)
