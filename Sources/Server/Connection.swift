@@ -46,6 +46,10 @@ final class Connection: EventHandler, Flushable {
     /// When the peer last sent anything (monotonic ns); silence is measured from here.
     var lastHeard: UInt64
     var lastPing: UInt64 = 0
+    /// In the HTTP phase (TLS handshake included): when the request must be complete. Counted
+    /// from accept, and again after each keep-alive response, not from the last byte heard, so a
+    /// client trickling a byte at a time cannot hold the connection open.
+    var handshakeDeadline: UInt64 = 0
     /// For `.closing`: when to stop waiting for the peer and close anyway.
     var closeDeadline: UInt64 = 0
     private var flushScheduled = false
@@ -63,6 +67,7 @@ final class Connection: EventHandler, Flushable {
         self.tls = tls
         self.httpParser = HTTPRequestParser(maxHeadBytes: 8192)
         self.lastHeard = server.loop.now
+        self.handshakeDeadline = server.loop.now + Server.nanoseconds(server.configuration.handshakeTimeout)
     }
 
     var loop: EventLoop { server.loop }
@@ -188,7 +193,11 @@ final class Connection: EventHandler, Flushable {
 
     func send(_ response: HTTPResponse, keepAlive: Bool) {
         enqueue(ByteChunk(response.serialize(keepAlive: keepAlive)))
-        if !keepAlive { abortAfterFlush() }
+        if keepAlive {
+            handshakeDeadline = loop.now + Server.nanoseconds(server.configuration.handshakeTimeout)
+        } else {
+            abortAfterFlush()
+        }
     }
 
     func scheduleFlush() {
@@ -301,7 +310,7 @@ final class Connection: EventHandler, Flushable {
         let config = server.configuration
         switch phase {
         case .http:
-            if now - lastHeard > Server.nanoseconds(config.handshakeTimeout) { abort() }
+            if now > handshakeDeadline { abort() }
         case .webSocket:
             let silence = now - lastHeard
             if silence > Server.nanoseconds(config.idleTimeout) {

@@ -122,3 +122,21 @@ def test_same_origin_is_allowed(server):
     from wsraw import RawClient
     client = RawClient(server.port, path="/echo", headers={"Origin": f"http://127.0.0.1:{server.port}"})
     assert client.status == 101
+
+
+def test_a_request_trickled_slower_than_the_handshake_timeout_is_dropped(start_server):
+    import time
+    server = start_server(env={"SWITCHBOARD_HANDSHAKE_TIMEOUT": "2"})
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 40
+        closed = False
+        # One byte every 0.2 s (about 14 s in all) keeps the connection busy but never finishes
+        # the head; the server must drop it while the bytes still come, 2 s after accept.
+        for byte in request:
+            try:
+                sock.sendall(bytes([byte]))
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            time.sleep(0.2)
+        assert closed, "the server kept a trickling request open past the handshake timeout"
