@@ -22,6 +22,8 @@ import Logging
 /// snapshot of its state. After a failed write or flush the store stops acknowledging: every
 /// later batch goes to `onFailure`, because after a failed fsync Linux no longer says which
 /// pages reached the disk. A restart replays what did.
+///
+/// Call `close()` before dropping the store: its thread holds a reference until then.
 public final class Store: @unchecked Sendable {
     // @unchecked: every mutable field is either guarded by `monitor` or touched only by the
     // store thread, as each field's comment says.
