@@ -16,6 +16,17 @@ def joined(user_id):
     return lambda ids: user_id in ids
 
 
+def both_subscribed(server):
+    """Alice and Bob in one group, both subscribed, once Alice has seen Bob join."""
+    alice, _, _ = signup(server, "alice")
+    bob, bob_token, bob_user = signup(server, "bob")
+    group = group_with(alice, bob)
+    alice.subscribe(group)
+    bob.subscribe(group)
+    event = alice.expect_event("presence", group=group, joined=joined(bob_user["id"]))
+    return alice, bob, bob_token, bob_user, group, event
+
+
 def test_subscribe_returns_the_full_online_list(server):
     alice, _, alice_user = signup(server, "alice")
     bob, _, bob_user = signup(server, "bob")
@@ -29,12 +40,7 @@ def test_subscribe_returns_the_full_online_list(server):
 
 
 def test_a_subscriber_joining_and_closing_cleanly_produces_presence_diffs(server):
-    alice, _, _ = signup(server, "alice")
-    bob, _, bob_user = signup(server, "bob")
-    group = group_with(alice, bob)
-    alice.subscribe(group)
-    bob.subscribe(group)
-    event = alice.expect_event("presence", group=group, joined=joined(bob_user["id"]))
+    alice, bob, _, bob_user, group, event = both_subscribed(server)
     assert event["online"] == 2
     assert bob_user["id"] not in event.get("left", [])
     bob.close()
@@ -44,24 +50,14 @@ def test_a_subscriber_joining_and_closing_cleanly_produces_presence_diffs(server
 
 
 def test_unsubscribe_produces_a_left_diff(server):
-    alice, _, _ = signup(server, "alice")
-    bob, _, bob_user = signup(server, "bob")
-    group = group_with(alice, bob)
-    alice.subscribe(group)
-    bob.subscribe(group)
-    alice.expect_event("presence", group=group, joined=joined(bob_user["id"]))
+    alice, bob, _, bob_user, group, _ = both_subscribed(server)
     bob.ok("unsubscribe", group=group)
     event = alice.expect_event("presence", timeout=10, group=group, left=joined(bob_user["id"]))
     assert event["online"] == 1
 
 
 def test_a_user_stays_online_while_one_of_its_connections_is_subscribed(server):
-    alice, _, _ = signup(server, "alice")
-    bob, bob_token, bob_user = signup(server, "bob")
-    group = group_with(alice, bob)
-    alice.subscribe(group)
-    bob.subscribe(group)
-    alice.expect_event("presence", group=group, joined=joined(bob_user["id"]))
+    alice, bob, bob_token, bob_user, group, _ = both_subscribed(server)
     bob_phone = connect_as(server, bob_token)
     bob_phone.subscribe(group)
     bob.close()
@@ -73,12 +69,7 @@ def test_a_user_stays_online_while_one_of_its_connections_is_subscribed(server):
 
 
 def test_a_tcp_reset_takes_the_user_out_of_the_group(server):
-    alice, _, _ = signup(server, "alice")
-    bob, _, bob_user = signup(server, "bob")
-    group = group_with(alice, bob)
-    alice.subscribe(group)
-    bob.subscribe(group)
-    alice.expect_event("presence", group=group, joined=joined(bob_user["id"]))
+    alice, bob, _, bob_user, group, _ = both_subscribed(server)
     bob.reset()
     event = alice.expect_event("presence", timeout=10, group=group, left=joined(bob_user["id"]))
     assert event["online"] == 1
