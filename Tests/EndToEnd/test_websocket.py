@@ -118,3 +118,18 @@ def test_idle_client_is_dropped(server):
     # Never answer: the server pings after 1 s and gives up after 3 s of silence.
     assert client.recv_close() == 1001
     assert client.at_eof()
+
+
+def test_upgrades_past_max_connections_get_503_and_a_freed_slot_is_reused(start_server):
+    server = start_server(env={"SWITCHBOARD_MAX_CONNECTIONS": "2"})
+    first = RawClient(server.port)
+    second = RawClient(server.port)
+    assert (first.status, second.status) == (101, 101)
+    third = RawClient(server.port)
+    assert third.status == 503
+    assert third.at_eof(), "the refused connection is closed"
+    assert '"error":"unavailable"' in third.buffer.decode("latin-1")
+    first.send(CLOSE, struct.pack("!H", 1000))
+    assert first.recv_close() == 1000
+    assert first.at_eof()
+    assert RawClient(server.port).status == 101
