@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "BytesTests", dependencies: ["Bytes"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "PosixTests", dependencies: ["Posix"]),
-        .testTarget(name: "TLSTests", dependencies: ["TLS"]),
+        .testTarget(name: "TLSTests", dependencies: ["Bytes", "TLS"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),

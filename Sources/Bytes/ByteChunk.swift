@@ -17,6 +17,14 @@ public final class ByteChunk: @unchecked Sendable {
         self.bytes = UnsafeRawBufferPointer(used)
     }
 
+    /// Takes ownership of `storage` (allocated with `UnsafeMutableRawBufferPointer.allocate`),
+    /// of which the first `count` bytes are the chunk: bytes produced in place, such as TLS
+    /// records, become a chunk without a copy.
+    public init(adopting storage: UnsafeMutableRawBufferPointer, count: Int) {
+        precondition(count <= storage.count, "a chunk cannot be longer than its storage")
+        self.bytes = UnsafeRawBufferPointer(rebasing: storage[0..<count])
+    }
+
     /// Copies an array with one `memcpy`. The generic initializer below cannot be specialised
     /// across the module boundary and would copy byte by byte; TLS output takes this path for
     /// every flush, so it matters.

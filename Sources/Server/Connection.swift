@@ -175,7 +175,9 @@ final class Connection: EventHandler, Flushable {
         scheduleFlush()
     }
 
-    /// Encrypts the queued plaintext with one `SSL_write` (one copy when several frames wait).
+    /// Encrypts the queued plaintext with one `SSL_write` per `tlsScratch` of it: a burst of
+    /// frames is gathered into the loop's scratch buffer (no allocation) and becomes as few
+    /// records as TLS allows, written by OpenSSL straight into the chunk the socket sends from.
     private func encryptPending(_ tls: TLSSession) throws {
         defer {
             tlsPlaintext.removeAll(keepingCapacity: tlsPlaintext.capacity <= 16)
@@ -185,10 +187,23 @@ final class Connection: EventHandler, Flushable {
             try tls.send(tlsPlaintext[0].bytes)
             return
         }
-        var joined: [UInt8] = []
-        joined.reserveCapacity(tlsPlaintextBytes)
-        for chunk in tlsPlaintext { joined.append(contentsOf: chunk.bytes) }
-        try joined.withUnsafeBytes { try tls.send($0) }
+        let scratch = server.tlsScratch
+        var used = 0
+        for chunk in tlsPlaintext {
+            var rest = chunk.bytes
+            while !rest.isEmpty {
+                let count = min(rest.count, scratch.count - used)
+                UnsafeMutableRawBufferPointer(rebasing: scratch[used..<(used + count)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[0..<count]))
+                used += count
+                rest = UnsafeRawBufferPointer(rebasing: rest[count...])
+                if used == scratch.count {
+                    try tls.send(UnsafeRawBufferPointer(scratch))
+                    used = 0
+                }
+            }
+        }
+        if used > 0 { try tls.send(UnsafeRawBufferPointer(rebasing: scratch[0..<used])) }
     }
 
     func send(_ response: HTTPResponse, keepAlive: Bool) {
@@ -219,7 +234,7 @@ final class Connection: EventHandler, Flushable {
                     return
                 }
             }
-            if tls.hasOutput { writeQueue.append(ByteChunk(tls.takeOutput())) }
+            if let output = tls.takeOutput() { writeQueue.append(output) }
         }
         let before = writeQueue.queuedBytes
         let drained: Bool
@@ -262,8 +277,8 @@ final class Connection: EventHandler, Flushable {
         closeWhenFlushed = false
         if let tls {
             tls.close()
-            if tls.hasOutput {
-                writeQueue.append(ByteChunk(tls.takeOutput()))
+            if let output = tls.takeOutput() {
+                writeQueue.append(output)
                 _ = try? writeQueue.flush(to: fd, vectors: loop.vectors)
             }
         }

@@ -28,6 +28,10 @@ public final class Server {
     /// The slow-consumer limit in force: the configured queue size, but never less than two
     /// of the largest messages, so one legitimate big message never counts as a slow reader.
     let outboundLimit: Int
+    /// Where a TLS connection gathers its queued frames for one `SSL_write` at the flush
+    /// (Connection.encryptPending): four full records, shared because the loop runs one flush
+    /// at a time.
+    let tlsScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * 16_384, alignment: 16)
     private var listeners: [Listener] = []
     private var pages: [String: [UInt8]] = [:]
     private var isReady = false
@@ -46,6 +50,10 @@ public final class Server {
         for name in ["index.html"] {
             if let page = FileSystem.readFile(configuration.publicDirectory + "/" + name) { pages[name] = page }
         }
+    }
+
+    deinit {
+        tlsScratch.deallocate()
     }
 
     static func nanoseconds(_ seconds: Double) -> UInt64 {

@@ -5,7 +5,7 @@ import COpenSSL
 ///
 /// Reads come straight from the caller's ciphertext buffer for the duration of
 /// `TLSSession.receive` (no staging copy, unlike `BIO_s_mem`); writes append to the session's
-/// outbound array, which `takeOutput()` hands over without copying. A memory BIO would also keep
+/// `OutputBuffer`, which `takeOutput()` hands to the write queue without copying. A memory BIO would also keep
 /// its high-water capacity for the life of the connection, whereas this one holds nothing between
 /// calls. The BIO's data pointer is the session, unretained: the session owns the `SSL`, which owns
 /// the BIO, so the BIO never outlives the session.
@@ -50,7 +50,7 @@ enum SessionBIO {
             return -1
         }
         COpenSSL_BIO_clear_retry_flags(bio)
-        session.outbound.append(contentsOf: UnsafeRawBufferPointer(start: data, count: Int(length)))
+        session.outbound.append(UnsafeRawBufferPointer(start: data, count: Int(length)))
         return length
     }
 
@@ -74,7 +74,7 @@ enum SessionBIO {
     }
 
     /// Answers the few controls OpenSSL asks of a source/sink BIO: flush (always done, the
-    /// bytes are already in the outbound array), pending (what is left of the input), and the
+    /// bytes are already in the output buffer), pending (what is left of the input), and the
     /// close flag. Everything else is unsupported (0).
     private static let control: @convention(c) (OpaquePointer?, Int32, Int, UnsafeMutableRawPointer?) -> Int = {
         bio, command, argument, _ in

@@ -119,7 +119,7 @@ extension TLSSession {
             return
         }
         let records = (plaintext.count + Self.maxRecordPlaintext - 1) / Self.maxRecordPlaintext
-        outbound.reserveCapacity(outbound.count + plaintext.count + records * Self.maxRecordOverhead)
+        outbound.reserve(plaintext.count + records * Self.maxRecordOverhead)
         var written = 0
         while written < plaintext.count {
             ERR_clear_error()

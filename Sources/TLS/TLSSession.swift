@@ -1,3 +1,4 @@
+import Bytes
 import COpenSSL
 
 /// One connection's server-side TLS state: ciphertext in, plaintext out, and back.
@@ -19,7 +20,7 @@ public final class TLSSession {
     /// How much of `inbound` OpenSSL has consumed.
     var inboundOffset = 0
     /// Ciphertext OpenSSL has produced and the socket has not taken yet.
-    var outbound: [UInt8] = []
+    var outbound = OutputBuffer()
     /// Application bytes sent before the handshake finished: TLS cannot encrypt them until the
     /// keys exist, and callers should not have to wait to queue their first reply.
     var pendingPlaintext: [UInt8] = []
@@ -79,14 +80,10 @@ public final class TLSSession {
 
     /// Hands over the ciphertext waiting to be written to the socket and empties the buffer.
     ///
-    /// - Returns: the bytes, or `[]` when nothing is pending.
-    public func takeOutput() -> [UInt8] {
-        guard !outbound.isEmpty else {
-            return []
-        }
-        let output = outbound
-        outbound = []
-        return output
+    /// - Returns: the bytes as a chunk for the write queue (not copied), or nil when nothing
+    ///   is pending.
+    public func takeOutput() -> ByteChunk? {
+        outbound.take()
     }
 
     /// Feeds ciphertext from the socket and returns the application bytes it decrypted.

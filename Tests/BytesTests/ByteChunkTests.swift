@@ -22,3 +22,11 @@ import Testing
     #expect(ByteChunk(bytes).array == bytes)
     #expect(ByteChunk(bytes[10..<20]).array == Array(bytes[10..<20]))
 }
+
+@Test func adoptedStorageBecomesTheChunkWithoutACopy() {
+    let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 8, alignment: 16)
+    for index in 0..<8 { storage[index] = UInt8(index) }
+    let chunk = ByteChunk(adopting: storage, count: 5)
+    #expect(chunk.bytes.baseAddress == UnsafeRawPointer(storage.baseAddress))
+    #expect(chunk.array == [0, 1, 2, 3, 4])
+}

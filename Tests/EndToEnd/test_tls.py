@@ -120,3 +120,14 @@ def test_mismatched_key_stops_the_start_with_the_openssl_reason(tmp_path, certif
                             capture_output=True, text=True, timeout=20)
     assert result.returncode == 1
     assert "key values mismatch" in result.stderr
+
+
+def test_wss_burst_larger_than_one_gather_comes_back_whole_and_in_order(tls_server, certificate):
+    # Echoes queued in one loop iteration are gathered into one SSL_write per 64 KiB: a burst
+    # of 120 messages of 3,000 bytes (360 KB) crosses that boundary several times.
+    url = f"wss://localhost:{tls_server.tls_port}/echo"
+    messages = [f"{index:04d}" + "abcdefghij" * 300 for index in range(120)]
+    with connect(url, ssl=client_context(certificate), compression=None) as ws:
+        for message in messages:
+            ws.send(message)
+        assert [ws.recv(timeout=10) for _ in messages] == messages

@@ -1,3 +1,4 @@
+import Bytes
 import COpenSSL
 import TLS
 
@@ -82,6 +83,11 @@ final class TestClient {
         }
     }
 
+    /// Feeds what `TLSSession.takeOutput()` returned (nothing when it was nil).
+    func feed(_ chunk: ByteChunk?) {
+        feed(chunk?.array ?? [])
+    }
+
     func feed(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         precondition(BIO_write(network, bytes, Int32(bytes.count)) == Int32(bytes.count))
@@ -128,7 +134,7 @@ func pump(_ client: TestClient, _ server: TLSSession) throws -> [UInt8] {
             let plaintext = try server.receive(toServer)
             serverReceived.append(contentsOf: plaintext)
         }
-        let toClient = server.takeOutput()
+        let toClient = server.takeOutput()?.array ?? []
         client.feed(toClient)
         if toServer.isEmpty && toClient.isEmpty {
             break
