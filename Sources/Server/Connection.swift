@@ -176,7 +176,7 @@ final class Connection: EventHandler, Flushable {
     }
 
     /// Encrypts the queued plaintext with one `SSL_write` per `tlsScratch` of it: a burst of
-    /// frames is gathered into the loop's scratch buffer (no allocation) and becomes as few
+    /// frames is gathered into the server's scratch buffer (no allocation) and becomes as few
     /// records as TLS allows, written by OpenSSL straight into the chunk the socket sends from.
     private func encryptPending(_ tls: TLSSession) throws {
         defer {
