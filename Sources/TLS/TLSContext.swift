@@ -17,7 +17,7 @@ public final class TLSContext: @unchecked Sendable {
 
     /// TLS 1.2 ciphers: forward secrecy (ECDHE) and authenticated encryption only, AES-128-GCM
     /// first (see `tls13CipherSuites`).
-    static let tls12CipherList = "ECDHE+AES128GCM:ECDHE+AES256GCM:ECDHE+CHACHA20"
+    static let tls12CipherList = "ECDHE+AESGCM+AES128:ECDHE+AESGCM+AES256:ECDHE+CHACHA20"
 
     /// TLS 1.3 suites in the server's order: AES-128-GCM first, because every delivery is
     /// encrypted once per member and AES-128 costs 10 rounds to AES-256's 14 (the choice Go's

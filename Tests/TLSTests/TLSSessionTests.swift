@@ -69,6 +69,21 @@ private func negotiatedSuite(clientSuites suites: String?) throws -> String {
     #expect(try negotiatedSuite(clientSuites: "TLS_AES_256_GCM_SHA384") == "TLS_AES_256_GCM_SHA384")
 }
 
+@Test func tls12ServerPrefersAES128GCMAndAcceptsEachAEADAlone() throws {
+    for (offer, expected) in [
+        ("ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES128-GCM-SHA256"),
+        ("ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-ECDSA-AES256-GCM-SHA384"),
+        ("ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-ECDSA-CHACHA20-POLY1305"),
+    ] {
+        let client = TestClient(maxVersion: TLS1_2_VERSION)
+        #expect(SSL_set_cipher_list(client.ssl, offer) == 1)
+        let server = try TLSSession(context: Fixture.context)
+        try pump(client, server)
+        #expect(server.isHandshakeComplete)
+        #expect(String(cString: SSL_CIPHER_get_name(SSL_get_current_cipher(client.ssl))) == expected)
+    }
+}
+
 @Test func tls12ClientOfferingOnlyCBCCiphersIsRefused() throws {
     let client = TestClient(maxVersion: TLS1_2_VERSION)
     // Usable with the ECDSA certificate, so only the server's AEAD-only policy can refuse them.
