@@ -43,12 +43,15 @@ private func pattern(_ count: Int) -> [UInt8] {
     #expect(cipher.hasPrefix("ECDHE-") && (cipher.contains("GCM") || cipher.contains("CHACHA20")))
 }
 
-/// The cipher both sides settle on for a TLS 1.3 client whose suites are `suites` (nil: OpenSSL's
-/// default list, which puts AES-256-GCM first).
-private func negotiatedSuite(clientSuites suites: String?) throws -> String {
-    let client = TestClient()
-    if let suites {
-        #expect(SSL_set_ciphersuites(client.ssl, suites) == 1)
+/// The cipher both sides settle on for a client offering `offer`: TLS 1.3 suites by default, or
+/// a TLS 1.2 cipher list with `maxVersion: TLS1_2_VERSION`; nil keeps OpenSSL's default list,
+/// which puts AES-256-GCM first.
+private func negotiatedCipher(offer: String?, maxVersion: Int32 = TLS1_3_VERSION) throws -> String {
+    let client = TestClient(maxVersion: maxVersion)
+    if let offer {
+        let accepted = maxVersion == TLS1_3_VERSION
+            ? SSL_set_ciphersuites(client.ssl, offer) : SSL_set_cipher_list(client.ssl, offer)
+        #expect(accepted == 1)
     }
     let server = try TLSSession(context: Fixture.context)
     try pump(client, server)
@@ -57,16 +60,16 @@ private func negotiatedSuite(clientSuites suites: String?) throws -> String {
 }
 
 @Test func serverPrefersAES128GCMOverTheClientsAES256() throws {
-    #expect(try negotiatedSuite(clientSuites: nil) == "TLS_AES_128_GCM_SHA256")
+    #expect(try negotiatedCipher(offer: nil) == "TLS_AES_128_GCM_SHA256")
 }
 
 @Test func clientsThatPutChaCha20FirstGetIt() throws {
     let suites = "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"
-    #expect(try negotiatedSuite(clientSuites: suites) == "TLS_CHACHA20_POLY1305_SHA256")
+    #expect(try negotiatedCipher(offer: suites) == "TLS_CHACHA20_POLY1305_SHA256")
 }
 
 @Test func clientsOfferingOnlyAES256StillConnect() throws {
-    #expect(try negotiatedSuite(clientSuites: "TLS_AES_256_GCM_SHA384") == "TLS_AES_256_GCM_SHA384")
+    #expect(try negotiatedCipher(offer: "TLS_AES_256_GCM_SHA384") == "TLS_AES_256_GCM_SHA384")
 }
 
 @Test func tls12ServerPrefersAES128GCMAndAcceptsEachAEADAlone() throws {
@@ -75,12 +78,7 @@ private func negotiatedSuite(clientSuites suites: String?) throws -> String {
         ("ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-ECDSA-AES256-GCM-SHA384"),
         ("ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-ECDSA-CHACHA20-POLY1305"),
     ] {
-        let client = TestClient(maxVersion: TLS1_2_VERSION)
-        #expect(SSL_set_cipher_list(client.ssl, offer) == 1)
-        let server = try TLSSession(context: Fixture.context)
-        try pump(client, server)
-        #expect(server.isHandshakeComplete)
-        #expect(String(cString: SSL_CIPHER_get_name(SSL_get_current_cipher(client.ssl))) == expected)
+        #expect(try negotiatedCipher(offer: offer, maxVersion: TLS1_2_VERSION) == expected)
     }
 }
 
