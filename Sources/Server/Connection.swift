@@ -175,35 +175,14 @@ final class Connection: EventHandler, Flushable {
         scheduleFlush()
     }
 
-    /// Encrypts the queued plaintext with one `SSL_write` per `tlsScratch` of it: a burst of
-    /// frames is gathered into the server's scratch buffer (no allocation) and becomes as few
-    /// records as TLS allows, written by OpenSSL straight into the chunk the socket sends from.
+    /// Encrypts the frames queued since the last flush as one stream of records, sealed
+    /// straight into the chunk the socket sends from (TLSSession.send(_:byteCount:scratch:)).
     private func encryptPending(_ tls: TLSSession) throws {
         defer {
             tlsPlaintext.removeAll(keepingCapacity: tlsPlaintext.capacity <= 16)
             tlsPlaintextBytes = 0
         }
-        if tlsPlaintext.count == 1 {
-            try tls.send(tlsPlaintext[0].bytes)
-            return
-        }
-        let scratch = server.tlsScratch
-        var used = 0
-        for chunk in tlsPlaintext {
-            var rest = chunk.bytes
-            while !rest.isEmpty {
-                let count = min(rest.count, scratch.count - used)
-                UnsafeMutableRawBufferPointer(rebasing: scratch[used..<(used + count)])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[0..<count]))
-                used += count
-                rest = UnsafeRawBufferPointer(rebasing: rest[count...])
-                if used == scratch.count {
-                    try tls.send(UnsafeRawBufferPointer(scratch))
-                    used = 0
-                }
-            }
-        }
-        if used > 0 { try tls.send(UnsafeRawBufferPointer(rebasing: scratch[0..<used])) }
+        try tls.send(tlsPlaintext, byteCount: tlsPlaintextBytes, scratch: server.tlsScratch)
     }
 
     func send(_ response: HTTPResponse, keepAlive: Bool) {

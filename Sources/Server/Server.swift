@@ -28,9 +28,9 @@ public final class Server {
     /// The slow-consumer limit in force: the configured queue size, but never less than two
     /// of the largest messages, so one legitimate big message never counts as a slow reader.
     let outboundLimit: Int
-    /// Where a TLS connection gathers its queued frames for one `SSL_write` at the flush
-    /// (Connection.encryptPending): four full records, shared because the loop runs one flush
-    /// at a time.
+    /// Where a TLS 1.2 connection gathers its queued frames for one `SSL_write` at the flush
+    /// (TLSSession.send(_:byteCount:scratch:); TLS 1.3 seals from the frames directly): four
+    /// full records, shared because the loop runs one flush at a time.
     let tlsScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * 16_384, alignment: 16)
     private var listeners: [Listener] = []
     private var pages: [String: [UInt8]] = [:]

@@ -39,6 +39,18 @@ struct OutputBuffer: ~Copyable {
         count += bytes.count
     }
 
+    /// Lets `body` write at most `capacity` bytes straight after the contents (records sealed
+    /// in place); `body` returns how many it wrote.
+    mutating func append(
+        upTo capacity: Int, _ body: (UnsafeMutableRawPointer) throws(TLSError) -> Int
+    ) throws(TLSError) {
+        guard capacity > 0 else { return }
+        reserve(capacity)
+        let written = try body(storage!.baseAddress! + count)
+        precondition(written <= capacity, "wrote past the reserved output")
+        count += written
+    }
+
     /// Hands the bytes over as a chunk that owns them, leaving the buffer empty; nil when empty.
     mutating func take() -> ByteChunk? {
         guard let storage, count > 0 else { return nil }

@@ -50,7 +50,11 @@ enum SessionBIO {
             return -1
         }
         COpenSSL_BIO_clear_retry_flags(bio)
-        session.outbound.append(UnsafeRawBufferPointer(start: data, count: Int(length)))
+        let bytes = UnsafeRawBufferPointer(start: data, count: Int(length))
+        if let sealer = session.sealer {
+            return session.sealFromOpenSSL(sealer, bytes) ? length : -1
+        }
+        session.outbound.append(bytes)
         return length
     }
 
@@ -74,11 +78,25 @@ enum SessionBIO {
     }
 
     /// Answers the few controls OpenSSL asks of a source/sink BIO: flush (always done, the
-    /// bytes are already in the output buffer), pending (what is left of the input), and the
-    /// close flag. Everything else is unsupported (0).
+    /// bytes are already in the output buffer), pending (what is left of the input), the close
+    /// flag, and the kernel-TLS hand-over of the write keys to the session's `RecordSealer`
+    /// (never the read keys: OpenSSL keeps decrypting). Everything else is unsupported (0).
     private static let control: @convention(c) (OpaquePointer?, Int32, Int, UnsafeMutableRawPointer?) -> Int = {
-        bio, command, argument, _ in
+        bio, command, argument, pointer in
         switch command {
+        case COPENSSL_BIO_CTRL_SET_KTLS:
+            guard argument != 0, let pointer, let session = session(bio) else {
+                return 0
+            }
+            return session.acceptWriteKeys(pointer) ? 1 : 0
+        case BIO_CTRL_GET_KTLS_SEND:
+            return session(bio)?.sealer == nil ? 0 : 1
+        case COPENSSL_BIO_CTRL_SET_KTLS_TX_SEND_CTRL_MSG:
+            session(bio)?.nextRecordType = UInt8(truncatingIfNeeded: argument)
+            return 1
+        case COPENSSL_BIO_CTRL_CLEAR_KTLS_TX_CTRL_MSG:
+            session(bio)?.nextRecordType = RecordSealer.applicationData
+            return 1
         case BIO_CTRL_FLUSH:
             return 1
         case BIO_CTRL_PENDING:

@@ -52,7 +52,8 @@ public final class TLSContext: @unchecked Sendable {
         SSL_CTX_set_options(
             pointer,
             COpenSSL_SSL_OP_NO_RENEGOTIATION() | COpenSSL_SSL_OP_NO_COMPRESSION()
-                | COpenSSL_SSL_OP_CIPHER_SERVER_PREFERENCE() | COpenSSL_SSL_OP_PRIORITIZE_CHACHA())
+                | COpenSSL_SSL_OP_CIPHER_SERVER_PREFERENCE() | COpenSSL_SSL_OP_PRIORITIZE_CHACHA()
+                | COpenSSL_SSL_OP_ENABLE_KTLS())
         guard SSL_CTX_set_cipher_list(pointer, Self.tls12CipherList) == 1 else {
             throw TLSError.openSSL(.configuration, "could not set the TLS 1.2 cipher list")
         }
@@ -65,6 +66,9 @@ public final class TLSContext: @unchecked Sendable {
         _ = COpenSSL_SSL_CTX_set_session_cache_mode(pointer, Int(SSL_SESS_CACHE_OFF))
         SSL_CTX_set_alpn_select_cb(pointer, TLSContext.selectALPN, nil)
         SSL_CTX_set_info_callback(pointer, TLSSession.infoCallback)
+        // TLS 1.3 records are sealed by the session (RecordSealer), which OpenSSL hands its write
+        // keys to as it would to the kernel; the key log gives it the secret for KeyUpdate.
+        SSL_CTX_set_keylog_callback(pointer, TLSSession.keyLogCallback)
     }
 
     private func loadCertificateChain(path: String) throws(TLSError) {

@@ -113,9 +113,14 @@ extension TLSSession {
     }
 
     /// Encrypts `plaintext` into `outbound`, reserving room for it and its record framing first
-    /// so a large message costs one allocation rather than one per record.
+    /// so a large message costs one allocation rather than one per record. The sealer does it
+    /// when it holds the keys (`directSealer`); otherwise `SSL_write`.
     func write(_ plaintext: UnsafeRawBufferPointer) throws(TLSError) {
         guard let base = plaintext.baseAddress else {
+            return
+        }
+        if let sealer = directSealer {
+            try seal(with: sealer, CollectionOfOne(plaintext), byteCount: plaintext.count, type: RecordSealer.applicationData)
             return
         }
         let records = (plaintext.count + Self.maxRecordPlaintext - 1) / Self.maxRecordPlaintext

@@ -25,6 +25,16 @@ public final class TLSSession {
     /// keys exist, and callers should not have to wait to queue their first reply.
     var pendingPlaintext: [UInt8] = []
 
+    /// Seals our TLS 1.3 records once OpenSSL handed over the write keys (`RecordSealer`); nil
+    /// before that, and for TLS 1.2, where OpenSSL encrypts.
+    var sealer: RecordSealer?
+    /// The server application traffic secret, from OpenSSL's key log callback, kept until the
+    /// sealer takes it.
+    var writeTrafficSecret: [UInt8]?
+    /// The content type of the next record OpenSSL writes through the sealer: application data
+    /// unless OpenSSL announced an alert or a handshake message.
+    var nextRecordType = RecordSealer.applicationData
+
     /// Set once `SSL_do_handshake` succeeds; application data flows only afterwards.
     var handshakeDone = false
     /// The first fatal error; once set, OpenSSL's state is unusable (and `SSL_shutdown` must not
@@ -122,12 +132,7 @@ public final class TLSSession {
     ///
     /// - Throws: `TLSError` with kind `closed` after `close()`, or the session's earlier failure.
     public func send(_ plaintext: UnsafeRawBufferPointer) throws(TLSError) {
-        if let failure {
-            throw failure
-        }
-        guard !closeQueued else {
-            throw TLSError(kind: .closed, summary: "application data cannot be sent after close_notify")
-        }
+        try checkSendable()
         guard !plaintext.isEmpty else {
             return
         }
@@ -136,6 +141,16 @@ public final class TLSSession {
             return
         }
         try write(plaintext)
+    }
+
+    /// Throws the session's failure, or `closed` once close_notify is queued.
+    func checkSendable() throws(TLSError) {
+        if let failure {
+            throw failure
+        }
+        guard !closeQueued else {
+            throw TLSError(kind: .closed, summary: "application data cannot be sent after close_notify")
+        }
     }
 
     /// Queues close_notify once; its record appears in `takeOutput()`.
