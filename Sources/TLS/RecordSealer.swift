@@ -37,7 +37,9 @@ final class RecordSealer {
     private let keyLength: Int
     /// The current write traffic secret, the static IV and the next record's sequence number.
     private var secret: [UInt8]
-    private var iv: [UInt8]
+    /// The static IV (12 bytes) and room for each record's nonce, allocated once.
+    private let iv: UnsafeMutablePointer<UInt8>
+    private let nonce: UnsafeMutablePointer<UInt8>
     private(set) var sequence: UInt64
 
     /// Takes over the write direction from the key material OpenSSL offered, or returns nil
@@ -67,8 +69,11 @@ final class RecordSealer {
         self.digest = digest
         self.keyLength = keys.key_length
         self.secret = secret
-        self.iv = withUnsafeBytes(of: keys.iv) { Array($0) }
-        self.sequence = withUnsafeBytes(of: keys.sequence) { bytes in
+        let iv = UnsafeMutablePointer<UInt8>.allocate(capacity: 12)
+        withUnsafeBytes(of: keys.iv) { iv.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: 12) }
+        self.iv = iv
+        nonce = .allocate(capacity: 12)
+        sequence = withUnsafeBytes(of: keys.sequence) { bytes in
             bytes.reduce(0) { $0 << 8 | UInt64($1) }
         }
     }
@@ -76,7 +81,10 @@ final class RecordSealer {
     deinit {
         EVP_CIPHER_CTX_free(context)
         secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
-        iv.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+        OPENSSL_cleanse(iv, 12)
+        OPENSSL_cleanse(nonce, 12)
+        iv.deallocate()
+        nonce.deallocate()
     }
 
     private static func cipher(for type: UInt16) -> OpaquePointer? {
@@ -96,99 +104,82 @@ final class RecordSealer {
 
     /// Seals `byteCount` bytes, given as consecutive pieces, as records of content `type` of at
     /// most 16 KiB each, appended to `output`.
+    ///
+    /// The pieces are copied into place behind each record's header and every record is then
+    /// encrypted in place in one pass: OpenSSL's AES-GCM assembly only runs on long stretches,
+    /// and one update per 530-byte frame measured slower than the copy it saves.
     func seal(
         _ pieces: some Sequence<UnsafeRawBufferPointer>, byteCount: Int, type: UInt8,
         into output: inout OutputBuffer
     ) throws(TLSError) {
         guard byteCount > 0 else { return }
         try output.append(upTo: Self.sealedSize(of: byteCount)) { start throws(TLSError) in
-            var out = start
+            var record = start
+            var fill = start + 5
             var left = byteCount
-            var leftInRecord = 0
+            var leftInRecord = min(left, TLSSession.maxRecordPlaintext)
             for piece in pieces {
-                var rest = piece
-                while !rest.isEmpty {
+                guard var from = piece.baseAddress else { continue }
+                var count = min(piece.count, left)
+                while count > 0 {
+                    let taken = min(count, leftInRecord)
+                    fill.copyMemory(from: from, byteCount: taken)
+                    fill += taken
+                    from += taken
+                    count -= taken
+                    left -= taken
+                    leftInRecord -= taken
                     if leftInRecord == 0 {
+                        record = try sealRecord(at: record, contentLength: fill - record - 5, type: type)
+                        fill = record + 5
                         leftInRecord = min(left, TLSSession.maxRecordPlaintext)
-                        out = try beginRecord(contentLength: leftInRecord, at: out)
-                    }
-                    let count = min(rest.count, leftInRecord)
-                    out = try encrypt(UnsafeRawBufferPointer(rebasing: rest[0..<count]), to: out)
-                    rest = UnsafeRawBufferPointer(rebasing: rest[count...])
-                    leftInRecord -= count
-                    left -= count
-                    if leftInRecord == 0 {
-                        out = try finishRecord(type: type, at: out)
                     }
                 }
             }
             guard left == 0 else {
                 throw TLSError(kind: .protocol, summary: "the pieces to seal were shorter than announced")
             }
-            return out - start
+            return record - start
         }
     }
 
-    /// Writes the record header, sets the nonce (the static IV XOR the sequence number) and
-    /// authenticates the header as additional data; returns where the ciphertext goes.
-    private func beginRecord(contentLength: Int, at out: UnsafeMutableRawPointer) throws(TLSError)
+    /// Turns the plaintext laid out after `header` into one record: writes the header, appends
+    /// the inner content type, encrypts in place under nonce = IV XOR sequence number with the
+    /// header as additional data, and appends the tag. Returns where the next record starts.
+    private func sealRecord(at header: UnsafeMutableRawPointer, contentLength: Int, type: UInt8) throws(TLSError)
         -> UnsafeMutableRawPointer
     {
         guard sequence < UInt64.max else {
             throw TLSError(kind: .protocol, summary: "the TLS record sequence number is exhausted")
         }
         let length = contentLength + 1 + Self.tagLength
-        let header = out.assumingMemoryBound(to: UInt8.self)
-        header[0] = Self.applicationData
-        header[1] = 0x03
-        header[2] = 0x03
-        header[3] = UInt8(length >> 8)
-        header[4] = UInt8(length & 0xff)
-        var nonce = iv
+        let bytes = header.assumingMemoryBound(to: UInt8.self)
+        bytes[0] = Self.applicationData
+        bytes[1] = 0x03
+        bytes[2] = 0x03
+        bytes[3] = UInt8(length >> 8)
+        bytes[4] = UInt8(length & 0xff)
+        let content = bytes + 5
+        content[contentLength] = type
+        for index in 0..<12 {
+            nonce[index] = iv[index]
+        }
         for index in 0..<8 {
             nonce[4 + index] ^= UInt8(truncatingIfNeeded: sequence >> (56 - 8 * UInt64(index)))
         }
-        var unused: Int32 = 0
-        guard EVP_EncryptInit_ex(context, nil, nil, nil, nonce) == 1,
-            EVP_EncryptUpdate(context, nil, &unused, header, 5) == 1
-        else {
-            throw Self.failure("could not start a TLS record")
-        }
-        return out + 5
-    }
-
-    private func encrypt(_ plaintext: UnsafeRawBufferPointer, to out: UnsafeMutableRawPointer) throws(TLSError)
-        -> UnsafeMutableRawPointer
-    {
         var written: Int32 = 0
-        guard
-            EVP_EncryptUpdate(
-                context, out.assumingMemoryBound(to: UInt8.self), &written,
-                plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(plaintext.count)) == 1,
-            Int(written) == plaintext.count
+        var finished: Int32 = 0
+        guard EVP_EncryptInit_ex(context, nil, nil, nil, nonce) == 1,
+            EVP_EncryptUpdate(context, nil, &written, bytes, 5) == 1,
+            EVP_EncryptUpdate(context, content, &written, content, Int32(contentLength + 1)) == 1,
+            EVP_EncryptFinal_ex(context, content + Int(written), &finished) == 1,
+            Int(written + finished) == contentLength + 1,
+            COpenSSL_EVP_CIPHER_CTX_get_tag(context, content + contentLength + 1, Int32(Self.tagLength)) == 1
         else {
             throw Self.failure("could not encrypt a TLS record")
         }
-        return out + plaintext.count
-    }
-
-    /// Encrypts the inner content type, appends the tag and advances the sequence number.
-    private func finishRecord(type: UInt8, at out: UnsafeMutableRawPointer) throws(TLSError)
-        -> UnsafeMutableRawPointer
-    {
-        // The inner type byte is written in clear and encrypted in place (EVP allows in == out).
-        out.storeBytes(of: type, as: UInt8.self)
-        var out = try encrypt(UnsafeRawBufferPointer(start: out, count: 1), to: out)
-        var written: Int32 = 0
-        guard EVP_EncryptFinal_ex(context, out.assumingMemoryBound(to: UInt8.self), &written) == 1,
-            COpenSSL_EVP_CIPHER_CTX_get_tag(
-                context, out.assumingMemoryBound(to: UInt8.self) + Int(written), Int32(Self.tagLength)) == 1
-        else {
-            throw Self.failure("could not finish a TLS record")
-        }
-        out += Int(written) + Self.tagLength
         sequence += 1
-        return out
+        return header + 5 + length
     }
 
     /// Moves to the next generation of write keys after our KeyUpdate went out (RFC 8446 §7.2):
@@ -198,13 +189,14 @@ final class RecordSealer {
         let next = try expandLabel(secret, label: "traffic upd", length: secret.count)
         var key = try expandLabel(next, label: "key", length: keyLength)
         defer { key.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
-        let nextIV = try expandLabel(next, label: "iv", length: iv.count)
+        var nextIV = try expandLabel(next, label: "iv", length: 12)
+        defer { nextIV.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
         guard EVP_EncryptInit_ex(context, nil, nil, key, nil) == 1 else {
             throw Self.failure("could not install the updated TLS write key")
         }
         secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
         secret = next
-        iv = nextIV
+        iv.update(from: nextIV, count: 12)
         sequence = 0
     }
 
