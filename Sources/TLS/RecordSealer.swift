@@ -5,8 +5,8 @@ import COpenSSL
 ///
 /// OpenSSL 3.0's record layer costs about 2 µs per `SSL_write` on top of the AEAD itself
 /// (parameter lookups, buffer copies, BIO calls; BENCHMARKS.md), and a fan-out writes one record
-/// per member per flush. Sealing here streams the queued frames straight from their chunks into
-/// the output, one AEAD pass per record and no plaintext copy. OpenSSL keeps everything else:
+/// per member per flush. Sealing here copies the queued frames once, into the output the socket
+/// sends from, and encrypts them there in one AEAD pass per record. OpenSSL keeps everything else:
 /// the handshake, reading, alerts and session tickets (which reach `seal` through the BIO with
 /// their content type), and the key schedule, except for the write-key update after a KeyUpdate,
 /// which `updateKeys()` derives from the traffic secret (RFC 8446 §7.2) because OpenSSL 3.0 does

@@ -5,8 +5,8 @@ extension TLSSession {
     /// Encrypts a run of queued chunks (a connection's frames since its last flush) as one
     /// stream of records, in order.
     ///
-    /// With TLS 1.3 the session's `RecordSealer` encrypts straight from the chunks into the
-    /// output. Otherwise (TLS 1.2) the chunks are gathered into `scratch` and each scratch-full is
+    /// With TLS 1.3 the session's `RecordSealer` copies the chunks into the output once and
+    /// encrypts them there. Otherwise (TLS 1.2) the chunks are gathered into `scratch` and each scratch-full is
     /// one `SSL_write`, so a burst of small frames still becomes as few records as TLS allows.
     ///
     /// - Throws: what `send(_:)` throws.

@@ -39,8 +39,9 @@ small=(--rooms 3 --members 4 --rate 300 --duration 2 --warmup 0.5)
 start_relay
 case_ "plain ws, chat text" "j['delivered']>0" "ws://127.0.0.1:$PORT/rooms/{room}" "${small[@]}" --size 512 --text chat
 start_relay --tls "$WORK/cert.pem" "$WORK/key.pem"
-case_ "wss TLS 1.3" "j['tls']['conns']==12 and 'TLSv1.3' in j['tls']['negotiated']" "wss://127.0.0.1:$PORT/rooms/{room}" "${small[@]}" --size 512 --text chat
-case_ "wss TLS 1.2" "'TLSv1.2' in j['tls']['negotiated']" "wss://127.0.0.1:$PORT/rooms/{room}" "${small[@]}" --tls-version 1.2
+case_ "wss TLS 1.3 (own record reader)" "j['tls']['conns']==12 and j['tls']['own_reader_conns']==12 and 'TLSv1.3' in j['tls']['negotiated']" "wss://127.0.0.1:$PORT/rooms/{room}" "${small[@]}" --size 512 --text chat
+case_ "wss TLS 1.3 through SSL_read" "j['tls']['conns']==12 and j['tls']['own_reader_conns']==0" "wss://127.0.0.1:$PORT/rooms/{room}" "${small[@]}" --size 512 --text chat --tls-reader openssl
+case_ "wss TLS 1.2 (SSL_read)" "'TLSv1.2' in j['tls']['negotiated'] and j['tls']['own_reader_conns']==0" "wss://127.0.0.1:$PORT/rooms/{room}" "${small[@]}" --tls-version 1.2
 case_ "wss 200 KB messages (many TLS records, 64-bit lengths)" "j['delivered']>0" "wss://127.0.0.1:$PORT/rooms/{room}" \
     --rooms 2 --members 3 --rate 20 --duration 2 --warmup 0.5 --size 200000 --text chat
 case_ "wss closed loop (window 8)" "j['delivered']>1000" "wss://127.0.0.1:$PORT/rooms/{room}" --rooms 2 --members 5 --rate 0 --window 8 --duration 2 --warmup 0.5
