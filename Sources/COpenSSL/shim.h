@@ -74,10 +74,22 @@ typedef struct {
     unsigned char sequence[8];
 } COpenSSL_TrafficKeys;
 
+/* Fills `out` from one cipher's fields: the IV is the salt (AES-GCM's first 4 bytes) followed by
+   the rest (ChaCha20-Poly1305 has no salt, its 12-byte IV is all "rest"). */
+static inline void COpenSSL_copy_traffic_keys(COpenSSL_TrafficKeys *out, const unsigned char *key, size_t key_length,
+                                              const unsigned char *salt, size_t salt_length,
+                                              const unsigned char *rest, size_t rest_length,
+                                              const unsigned char *sequence) {
+    memcpy(out->key, key, key_length);
+    out->key_length = key_length;
+    memcpy(out->iv, salt, salt_length);
+    memcpy(out->iv + salt_length, rest, rest_length);
+    memcpy(out->sequence, sequence, sizeof(out->sequence));
+}
+
 /* Reads the crypto_info OpenSSL passed with BIO_CTRL_SET_KTLS (a union of the linux/tls.h
-   structs, each starting with the version and cipher type). AES-GCM splits its 12-byte IV into a
-   4-byte salt and an 8-byte rest; ChaCha20-Poly1305 keeps it whole. Returns 0 for any other
-   cipher. */
+   structs, each starting with the version and cipher type). Returns 0 for a cipher other than
+   AES-128-GCM, AES-256-GCM and ChaCha20-Poly1305. */
 static inline int COpenSSL_ktls_traffic_keys(const void *info, COpenSSL_TrafficKeys *out) {
     const struct tls_crypto_info *header = (const struct tls_crypto_info *)info;
     memset(out, 0, sizeof(*out));
@@ -86,28 +98,20 @@ static inline int COpenSSL_ktls_traffic_keys(const void *info, COpenSSL_TrafficK
     switch (header->cipher_type) {
     case TLS_CIPHER_AES_GCM_128: {
         const struct tls12_crypto_info_aes_gcm_128 *gcm = info;
-        memcpy(out->key, gcm->key, sizeof(gcm->key));
-        out->key_length = sizeof(gcm->key);
-        memcpy(out->iv, gcm->salt, sizeof(gcm->salt));
-        memcpy(out->iv + sizeof(gcm->salt), gcm->iv, sizeof(gcm->iv));
-        memcpy(out->sequence, gcm->rec_seq, sizeof(gcm->rec_seq));
+        COpenSSL_copy_traffic_keys(out, gcm->key, sizeof(gcm->key), gcm->salt, sizeof(gcm->salt), gcm->iv,
+                                   sizeof(gcm->iv), gcm->rec_seq);
         return 1;
     }
     case TLS_CIPHER_AES_GCM_256: {
         const struct tls12_crypto_info_aes_gcm_256 *gcm = info;
-        memcpy(out->key, gcm->key, sizeof(gcm->key));
-        out->key_length = sizeof(gcm->key);
-        memcpy(out->iv, gcm->salt, sizeof(gcm->salt));
-        memcpy(out->iv + sizeof(gcm->salt), gcm->iv, sizeof(gcm->iv));
-        memcpy(out->sequence, gcm->rec_seq, sizeof(gcm->rec_seq));
+        COpenSSL_copy_traffic_keys(out, gcm->key, sizeof(gcm->key), gcm->salt, sizeof(gcm->salt), gcm->iv,
+                                   sizeof(gcm->iv), gcm->rec_seq);
         return 1;
     }
     case TLS_CIPHER_CHACHA20_POLY1305: {
         const struct tls12_crypto_info_chacha20_poly1305 *chacha = info;
-        memcpy(out->key, chacha->key, sizeof(chacha->key));
-        out->key_length = sizeof(chacha->key);
-        memcpy(out->iv, chacha->iv, sizeof(chacha->iv));
-        memcpy(out->sequence, chacha->rec_seq, sizeof(chacha->rec_seq));
+        COpenSSL_copy_traffic_keys(out, chacha->key, sizeof(chacha->key), chacha->iv, 0, chacha->iv,
+                                   sizeof(chacha->iv), chacha->rec_seq);
         return 1;
     }
     default:
