@@ -161,9 +161,7 @@ final class RecordSealer {
         bytes[4] = UInt8(length & 0xff)
         let content = bytes + 5
         content[contentLength] = type
-        for index in 0..<12 {
-            nonce[index] = iv[index]
-        }
+        nonce.update(from: iv, count: 12)
         for index in 0..<8 {
             nonce[4 + index] ^= UInt8(truncatingIfNeeded: sequence >> (56 - 8 * UInt64(index)))
         }
