@@ -122,12 +122,64 @@ def test_mismatched_key_stops_the_start_with_the_openssl_reason(tmp_path, certif
     assert "key values mismatch" in result.stderr
 
 
-def test_wss_burst_larger_than_one_gather_comes_back_whole_and_in_order(tls_server, certificate):
-    # Echoes queued in one loop iteration are gathered into one SSL_write per 64 KiB: a burst
-    # of 120 messages of 3,000 bytes (360 KB) crosses that boundary several times.
+def test_wss_burst_spanning_many_records_comes_back_whole_and_in_order(tls_server, certificate):
+    # Echoes queued in one loop iteration are sealed together into records of up to 16 KiB,
+    # straight from the frames: a burst of 120 messages of 3,000 bytes (360 KB) crosses many
+    # record boundaries, some in the middle of a frame.
     url = f"wss://localhost:{tls_server.tls_port}/echo"
     messages = [f"{index:04d}" + "abcdefghij" * 300 for index in range(120)]
     with connect(url, ssl=client_context(certificate), compression=None) as ws:
         for message in messages:
             ws.send(message)
         assert [ws.recv(timeout=10) for _ in messages] == messages
+
+
+CHROMIUM_ECHO = """
+const done = arguments[arguments.length - 1];
+const ws = new WebSocket(arguments[0] + '/echo');
+const sent = [], got = [];
+ws.onopen = () => {
+  for (let i = 0; i < 300; i++) { const m = 'msg ' + i + ' ' + 'chat text '.repeat(i * 37 % 500); sent.push(m); ws.send(m); }
+};
+ws.onmessage = (event) => {
+  got.push(event.data);
+  if (got.length === sent.length) { ws.close(1000); done({same: got.every((m, i) => m === sent[i]), count: got.length, extensions: ws.extensions}); }
+};
+ws.onerror = () => done({error: 'the WebSocket failed'});
+"""
+
+CHROMIUM_ROOM = """
+const done = arguments[arguments.length - 1];
+const url = arguments[0] + '/rooms/browsers?notices=0';
+const a = new WebSocket(url), b = new WebSocket(url);
+let open = 0;
+const got = [];
+const start = () => { if (++open === 2) for (let i = 0; i < 100; i++) a.send('room message ' + i); };
+a.onopen = start;
+b.onopen = start;
+b.onmessage = (event) => { got.push(event.data); if (got.length === 100) done({same: got.every((m, i) => m === 'room message ' + i)}); };
+a.onerror = b.onerror = () => done({error: 'a WebSocket failed'});
+"""
+
+
+def test_chromium_loads_the_page_over_https_and_talks_wss_with_compression(tls_server):
+    # Chromium's TLS is BoringSSL, not OpenSSL: it checks every record the server seals.
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--ignore-certificate-errors"]:
+        options.add_argument(argument)
+    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        browser.set_script_timeout(30)
+        browser.get(f"https://localhost:{tls_server.tls_port}/")
+        assert browser.execute_script("return location.protocol") == "https:"
+        base = f"wss://localhost:{tls_server.tls_port}"
+        echo = browser.execute_async_script(CHROMIUM_ECHO, base)
+        assert echo == {"same": True, "count": 300, "extensions": "permessage-deflate; server_no_context_takeover"}
+        assert browser.execute_async_script(CHROMIUM_ROOM, base) == {"same": True}
+    finally:
+        browser.quit()
