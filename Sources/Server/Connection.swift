@@ -158,9 +158,10 @@ final class Connection: EventHandler, Flushable {
     func send(_ chunk: ByteChunk) {
         guard phase == .webSocket || phase == .http else { return }
         enqueue(chunk)
-        if writeQueue.queuedBytes + tlsPlaintextBytes > server.outboundLimit {
+        let queued = writeQueue.queuedBytes + tlsPlaintextBytes
+        if queued > server.outboundLimit {
             server.metrics.slowConsumers += 1
-            server.logger.debug("closing a slow consumer", metadata: ["queued": "\(writeQueue.queuedBytes)"])
+            server.logger.debug("closing a slow consumer", metadata: ["queued": "\(queued)"])
             close(code: .policyViolation, reason: "slow consumer: outbound queue full")
         }
     }

@@ -35,11 +35,12 @@ final class RecordSealer {
     /// The hash of the cipher suite, for HKDF when the keys are updated.
     private let digest: OpaquePointer
     private let keyLength: Int
-    /// The current write traffic secret, the static IV and the next record's sequence number.
+    /// The current write traffic secret, from which `updateKeys()` derives the next keys.
     private var secret: [UInt8]
     /// The static IV (12 bytes) and room for each record's nonce, allocated once.
     private let iv: UnsafeMutablePointer<UInt8>
     private let nonce: UnsafeMutablePointer<UInt8>
+    /// The next record's sequence number.
     private(set) var sequence: UInt64
 
     /// Takes over the write direction from the key material OpenSSL offered, or returns nil
@@ -174,7 +175,7 @@ final class RecordSealer {
             Int(written + finished) == contentLength + 1,
             COpenSSL_EVP_CIPHER_CTX_get_tag(context, content + contentLength + 1, Int32(Self.tagLength)) == 1
         else {
-            throw Self.failure("could not encrypt a TLS record")
+            throw TLSError.openSSL(.protocol, "could not encrypt a TLS record")
         }
         sequence += 1
         return header + 5 + length
@@ -190,7 +191,7 @@ final class RecordSealer {
         var nextIV = try expandLabel(next, label: "iv", length: 12)
         defer { nextIV.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
         guard EVP_EncryptInit_ex(context, nil, nil, key, nil) == 1 else {
-            throw Self.failure("could not install the updated TLS write key")
+            throw TLSError.openSSL(.protocol, "could not install the updated TLS write key")
         }
         secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
         secret = next
@@ -203,7 +204,7 @@ final class RecordSealer {
         let fullLabel = Array("tls13 \(label)".utf8)
         let info = [UInt8(length >> 8), UInt8(length & 0xff), UInt8(fullLabel.count)] + fullLabel + [0]
         guard let derivation = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else {
-            throw Self.failure("could not start HKDF")
+            throw TLSError.openSSL(.protocol, "could not start HKDF")
         }
         defer { EVP_PKEY_CTX_free(derivation) }
         var output = [UInt8](repeating: 0, count: length)
@@ -215,12 +216,8 @@ final class RecordSealer {
             EVP_PKEY_CTX_add1_hkdf_info(derivation, info, Int32(info.count)) == 1,
             EVP_PKEY_derive(derivation, &output, &outputLength) == 1, outputLength == length
         else {
-            throw Self.failure("could not derive the updated TLS traffic keys")
+            throw TLSError.openSSL(.protocol, "could not derive the updated TLS traffic keys")
         }
         return output
-    }
-
-    private static func failure(_ summary: String) -> TLSError {
-        TLSError(kind: .protocol, summary: summary, reasons: TLSError.drainOpenSSLErrorCodes().map(TLSError.reasonString))
     }
 }

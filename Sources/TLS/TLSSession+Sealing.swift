@@ -6,8 +6,9 @@ extension TLSSession {
     /// stream of records, in order.
     ///
     /// With TLS 1.3 the session's `RecordSealer` copies the chunks into the output once and
-    /// encrypts them there. Otherwise (TLS 1.2) the chunks are gathered into `scratch` and each scratch-full is
-    /// one `SSL_write`, so a burst of small frames still becomes as few records as TLS allows.
+    /// encrypts them there. Otherwise (TLS 1.2, or a KeyUpdate owed) the chunks are gathered into
+    /// `scratch` and each scratch-full is one `SSL_write`, so a burst of small frames still becomes
+    /// as few records as TLS allows.
     ///
     /// - Throws: what `send(_:)` throws.
     public func send(_ chunks: [ByteChunk], byteCount: Int, scratch: UnsafeMutableRawBufferPointer) throws(TLSError) {
@@ -72,8 +73,10 @@ extension TLSSession {
     }
 
     /// Takes over encryption from the write keys OpenSSL offers through `BIO_CTRL_SET_KTLS`;
-    /// returns whether it did (false keeps OpenSSL encrypting, as for TLS 1.2).
+    /// returns whether it did (false keeps OpenSSL encrypting, as for TLS 1.2). The traffic
+    /// secret is dropped either way: only the sealer needs it.
     func acceptWriteKeys(_ info: UnsafeRawPointer) -> Bool {
+        defer { forgetWriteTrafficSecret() }
         guard sealer == nil, let secret = writeTrafficSecret,
             let cipher = SSL_get_current_cipher(ssl), let digest = SSL_CIPHER_get_handshake_digest(cipher)
         else {
@@ -87,7 +90,6 @@ extension TLSSession {
             return false
         }
         self.sealer = sealer
-        forgetWriteTrafficSecret()
         return true
     }
 
