@@ -6,8 +6,11 @@
   wsload_table.py line RESULTS                      one line about the last run
   wsload_table.py passes RESULTS RATE SLO_MS        exit 0 when RATE passed
   wsload_table.py table RESULTS SLO_MS STRICT_MS NAME
+  wsload_table.py medians RESULTS SLO_MS STRICT_MS NAME   the table's rows only, in the order
+                                                    first run (for m1-interleave.sh's MODE:RATE)
 
-RESULTS holds one record per run: {"target": R, "pub_rate": P, "run": i, "wsload": {...}}.
+RESULTS holds one record per run: {"target": R, "pub_rate": P, "run": i, "wsload": {...}}; R is
+a rate, or a label such as "tls:899983" for interleaved runs.
 A rate passes when every run is ok (no failed connection, loss, reordering, duplicate, protocol
 error or unsent backlog: wsload's own "ok"), nothing was lost, and the median p99 is within the bound.
 """
@@ -76,13 +79,14 @@ def line(records):
           + (f" first_error: {w['first_error']}" if w.get("first_error") else ""))
 
 
-def table(records, slo_ms, strict_ms, name):
-    groups = by_target(records)
+def rows(groups, targets, slo_ms, strict_ms, name):
+    """Prints the median row of each target; returns the last target passing each bound."""
+    width = max([9] + [len(str(t)) for t in targets])
     print(f"{name}: median of runs per rate (rates are targets; delivered/s is measured)")
-    print(f"{'target/s':>9} {'pub/s':>7} {'delivered/s':>12} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} "
+    print(f"{'target/s':>{width}} {'pub/s':>7} {'delivered/s':>12} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} "
           f"{'lost':>7} {'ok':>5} {'cli cpu':>8} {'lag p99':>8}  verdict")
     sustained = strict = None
-    for target in sorted(groups):
+    for target in targets:
         s = summary(groups[target])
         good, tight = passes(s, slo_ms), passes(s, strict_ms)
         verdict = "strict" if tight else ("sustained" if good else "FAIL")
@@ -90,9 +94,15 @@ def table(records, slo_ms, strict_ms, name):
             sustained = (target, s)
         if tight:
             strict = (target, s)
-        print(f"{target:>9} {s['pub_rate']:>7} {s['delivered_per_s']:>12.0f} {s['p50_ms']:>9.2f} {s['p99_ms']:>9.2f} "
+        print(f"{target:>{width}} {s['pub_rate']:>7} {s['delivered_per_s']:>12.0f} {s['p50_ms']:>9.2f} {s['p99_ms']:>9.2f} "
               f"{s['max_ms']:>9.2f} {s['lost']:>7} {s['ok_runs']}/{s['runs']:<3} {s['client_cpu']:>7.0f}% "
               f"{s['lag_p99_ms']:>7.2f}  {verdict}")
+    return sustained, strict
+
+
+def table(records, slo_ms, strict_ms, name):
+    groups = by_target(records)
+    sustained, strict = rows(groups, sorted(groups), slo_ms, strict_ms, name)
     for label, bound, best in (("sustained", slo_ms, sustained), ("strict", strict_ms, strict)):
         if best:
             print(f"{name} {label} (p99 <= {bound:g} ms, zero loss): target {best[0]}/s, "
@@ -112,6 +122,9 @@ def main(argv):
         return 0 if runs and passes(summary(runs), float(argv[4])) else 1
     elif cmd == "table" and len(argv) == 6:
         table(load(argv[2]), float(argv[3]), float(argv[4]), argv[5])
+    elif cmd == "medians" and len(argv) == 6:
+        groups = by_target(load(argv[2]))
+        rows(groups, list(groups), float(argv[3]), float(argv[4]), argv[5])
     else:
         print(__doc__, file=sys.stderr)
         return 2
