@@ -134,6 +134,48 @@ def test_wss_burst_spanning_many_records_comes_back_whole_and_in_order(tls_serve
         assert [ws.recv(timeout=10) for _ in messages] == messages
 
 
+def test_a_wss_client_that_stops_reading_is_dropped_and_the_room_carries_on(start_server, certificate):
+    # Over TLS the slow-consumer limit counts what waits for the socket (sealed records) plus
+    # what waits to be sealed; a member that never reads must still be dropped at 1 MiB.
+    cert, key = certificate
+    server = start_server(
+        "--tls-cert", cert, "--tls-key", key, "--tls-port", "0",
+        env={"SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "1048576", "SWITCHBOARD_MAX_MESSAGE_SIZE": "4096"})
+    base = f"wss://localhost:{server.tls_port}/rooms/slow"
+    with connect(f"{base}?name=watcher", ssl=client_context(certificate), compression=None) as watcher:
+        assert watcher.recv(timeout=5) == "* watcher joined (1 online)"
+        sloth = client_context(certificate).wrap_socket(
+            socket.create_connection(("localhost", server.tls_port), timeout=10), server_hostname="localhost")
+        sloth.sendall(
+            f"GET /rooms/slow?name=sloth&notices=0 HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            .encode())
+        assert sloth.recv(4096).startswith(b"HTTP/1.1 101")
+        assert watcher.recv(timeout=5) == "* sloth joined (2 online)"
+        with connect(f"{base}?name=pub&notices=0", ssl=client_context(certificate), compression=None) as publisher:
+            assert watcher.recv(timeout=5) == "* pub joined (3 online)"
+            message = "x" * 4000
+            sloth_left = False
+            sent = 0
+            for _ in range(100):  # 20 MB in batches of 200 KB that the watcher reads in between
+                for _ in range(50):
+                    publisher.send(f"{sent:05d}{message}")
+                    sent += 1
+                received = sent - 50
+                while received < sent:
+                    text = watcher.recv(timeout=10)
+                    if text == "* sloth left (2 online)":
+                        sloth_left = True
+                        continue
+                    assert text.startswith(f"{received:05d}"), "the watcher lost or reordered messages"
+                    received += 1
+            if not sloth_left:
+                assert watcher.recv(timeout=10) == "* sloth left (2 online)"
+        sloth.close()
+    metrics = urllib.request.urlopen(server.http + "/metrics", timeout=5).read().decode()
+    assert "switchboard_slow_consumers_dropped_total 1" in metrics
+
+
 CHROMIUM_ECHO = """
 const done = arguments[arguments.length - 1];
 const ws = new WebSocket(arguments[0] + '/echo');
