@@ -82,3 +82,28 @@ def start_server():
 def server(start_server):
     """A server with short timers so timeout behaviour is observable in a test."""
     return start_server("--idle-timeout", "3", "--ping-interval", "1")
+
+
+def publish_past_a_reader_that_stopped(publisher, watcher, stopped_name):
+    """Sends 20 MB in batches of 200 KB that `watcher` reads before the next batch, so a reader
+    that keeps up never has more than a batch queued while the member `stopped_name`, which never
+    reads, overflows any limit of a few MiB. Asserts the watcher got every message in order and
+    saw that member leave."""
+    message = "x" * 4000
+    left_notice = f"* {stopped_name} left (2 online)"
+    saw_leave = False
+    sent = 0
+    for _ in range(100):
+        for _ in range(50):
+            publisher.send(f"{sent:05d}{message}")
+            sent += 1
+        received = sent - 50
+        while received < sent:
+            text = watcher.recv(timeout=10)
+            if text == left_notice:
+                saw_leave = True
+                continue
+            assert text.startswith(f"{received:05d}"), "the watcher lost or reordered messages"
+            received += 1
+    if not saw_leave:
+        assert watcher.recv(timeout=10) == left_notice

@@ -9,6 +9,7 @@ import urllib.request
 
 from websockets.sync.client import connect
 
+from conftest import publish_past_a_reader_that_stopped
 from wsraw import RawClient
 
 
@@ -142,25 +143,7 @@ def test_a_client_that_stops_reading_is_dropped_without_slowing_the_room(start_s
     assert watcher.recv(timeout=5) == "* sloth joined (2 online)"
     publisher = join(server, "slow", name="pub")
     assert watcher.recv(timeout=5) == "* pub joined (3 online)"
-    # 20 MB in batches of 200 KB that the watcher reads before the next batch: a reader that
-    # keeps up never has more than a batch queued, the one that never reads overflows 1 MiB.
-    message = "x" * 4000
-    sloth_left = False
-    sent = 0
-    for batch in range(100):
-        for _ in range(50):
-            publisher.send(f"{sent:05d}{message}")
-            sent += 1
-        received = sent - 50
-        while received < sent:
-            text = watcher.recv(timeout=10)
-            if text == "* sloth left (2 online)":
-                sloth_left = True
-                continue
-            assert text.startswith(f"{received:05d}"), "the watcher lost or reordered messages"
-            received += 1
-    if not sloth_left:
-        assert watcher.recv(timeout=10) == "* sloth left (2 online)"
+    publish_past_a_reader_that_stopped(publisher, watcher, "sloth")
     metrics = urllib.request.urlopen(server.http + "/metrics", timeout=5).read().decode()
     assert "switchboard_slow_consumers_dropped_total 1" in metrics
     slow.close()

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 from websockets.sync.client import connect
 
-from conftest import binary_path
+from conftest import binary_path, publish_past_a_reader_that_stopped
 
 
 @pytest.fixture(scope="module")
@@ -154,23 +154,7 @@ def test_a_wss_client_that_stops_reading_is_dropped_and_the_room_carries_on(star
         assert watcher.recv(timeout=5) == "* sloth joined (2 online)"
         with connect(f"{base}?name=pub&notices=0", ssl=client_context(certificate), compression=None) as publisher:
             assert watcher.recv(timeout=5) == "* pub joined (3 online)"
-            message = "x" * 4000
-            sloth_left = False
-            sent = 0
-            for _ in range(100):  # 20 MB in batches of 200 KB that the watcher reads in between
-                for _ in range(50):
-                    publisher.send(f"{sent:05d}{message}")
-                    sent += 1
-                received = sent - 50
-                while received < sent:
-                    text = watcher.recv(timeout=10)
-                    if text == "* sloth left (2 online)":
-                        sloth_left = True
-                        continue
-                    assert text.startswith(f"{received:05d}"), "the watcher lost or reordered messages"
-                    received += 1
-            if not sloth_left:
-                assert watcher.recv(timeout=10) == "* sloth left (2 online)"
+            publish_past_a_reader_that_stopped(publisher, watcher, "sloth")
         sloth.close()
     metrics = urllib.request.urlopen(server.http + "/metrics", timeout=5).read().decode()
     assert "switchboard_slow_consumers_dropped_total 1" in metrics
