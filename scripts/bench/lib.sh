@@ -62,14 +62,16 @@ bench_wsload() {
 }
 
 # Steps the open-loop rate up through RATES; RUNS runs per rate; stops after the first rate whose
-# runs lose anything or whose median p99 exceeds SLO_MS. Prints the table and the verdicts.
+# runs lose anything or whose median p99 exceeds SLO_MS. Prints the table and the verdicts, and
+# writes the exact command line of the first run to OUT_DIR/command.txt.
 # Usage: bench_step NAME PORT ROOMS MEMBERS RATES...
+# Wrappers (tls-lib.sh) may set SCHEME [ws] and WSLOAD_ARGS (more wsload options for every run).
 bench_step() {
     local name="$1" port="$2" rooms="$3" members="$4"
     shift 4
     local rates=("$@")
     [ ${#rates[@]} -gt 0 ] || read -r -a rates <<< "$DEFAULT_RATES"
-    local url="ws://127.0.0.1:$port/rooms/{room}?$URL_QUERY"
+    local url="${SCHEME:-ws}://127.0.0.1:$port/rooms/{room}?$URL_QUERY"
     local results="$OUT_DIR/results.jsonl"
     : > "$results"
     echo "bench $name: $rooms rooms x $members members, 1 publisher/room, ${SIZE}-byte, ${DURATION}s (+${WARMUP}s warmup), $RUNS runs/rate, rates in $RATE_UNIT/s" >&2
@@ -80,11 +82,12 @@ bench_step() {
         read -r pubs target <<< "$(python3 "$BENCH_DIR/wsload_table.py" pubrate "$rate" "$RATE_UNIT" "$rooms" "$members")"
         [ "$pubs" != "$previous" ] || continue
         previous="$pubs"
+        local args=(--url-template "$url" --rooms "$rooms" --members "$members" --publishers-per-room 1
+            --rate "$pubs" --size "$SIZE" --duration "$DURATION" --warmup "$WARMUP" --bind-range "$BIND_RANGE"
+            -q ${WSLOAD_ARGS[@]+"${WSLOAD_ARGS[@]}"})
+        [ -s "$OUT_DIR/command.txt" ] || echo "taskset -c $CLIENT_CORE $WSLOAD ${args[*]}" > "$OUT_DIR/command.txt"
         for run in $(seq "$RUNS"); do
-            json="$(bench_wsload "$OUT_DIR/wsload-$target-$run.log" \
-                --url-template "$url" --rooms "$rooms" --members "$members" --publishers-per-room 1 \
-                --rate "$pubs" --size "$SIZE" --duration "$DURATION" --warmup "$WARMUP" \
-                --bind-range "$BIND_RANGE" -q)"
+            json="$(bench_wsload "$OUT_DIR/wsload-$target-$run.log" "${args[@]}")"
             [ -n "$json" ] || json='{"tool":"wsload","ok":false,"missing":true}'
             printf '{"target":%s,"pub_rate":%s,"run":%s,"wsload":%s}\n' "$target" "$pubs" "$run" "$json" >> "$results"
             python3 "$BENCH_DIR/wsload_table.py" line "$results" >&2
@@ -95,5 +98,6 @@ bench_step() {
             break
         fi
     done
+    echo "command (first rate): $(cat "$OUT_DIR/command.txt")" >&2
     python3 "$BENCH_DIR/wsload_table.py" table "$results" "$SLO_MS" "$STRICT_MS" "$name" | tee "$OUT_DIR/table.txt"
 }

@@ -43,40 +43,15 @@ tls_mode() {
     esac
 }
 
-# lib.sh's bench_step with the scheme and the mode's wsload-tls options; also writes the exact
-# command line of the first run to OUT_DIR/command.txt.
+# lib.sh's bench_step with the mode's scheme and wsload-tls options; the table is named NAME-MODE.
 # Usage: tls_bench_step NAME MODE PORT ROOMS MEMBERS RATES...
 tls_bench_step() {
     local name="$1" mode="$2" port="$3" rooms="$4" members="$5"
     shift 5
     tls_mode "$mode"
-    local rates=("$@")
-    [ ${#rates[@]} -gt 0 ] || read -r -a rates <<< "$TLS_DEFAULT_RATES"
-    local url="$SCHEME://127.0.0.1:$port/rooms/{room}?$URL_QUERY"
-    local results="$OUT_DIR/results.jsonl"
-    : > "$results"
-    echo "bench $name ($mode): $rooms rooms x $members members, 1 publisher/room, ${SIZE}-byte $TEXT text, ${DURATION}s (+${WARMUP}s warmup), $RUNS runs/rate, rates in $RATE_UNIT/s" >&2
-    local rate pubs target run json previous=""
-    for rate in "${rates[@]}"; do
-        read -r pubs target <<< "$(python3 "$BENCH_DIR/wsload_table.py" pubrate "$rate" "$RATE_UNIT" "$rooms" "$members")"
-        [ "$pubs" != "$previous" ] || continue
-        previous="$pubs"
-        local args=(--url-template "$url" --rooms "$rooms" --members "$members" --publishers-per-room 1
-            --rate "$pubs" --size "$SIZE" --duration "$DURATION" --warmup "$WARMUP" --bind-range "$BIND_RANGE"
-            --connect-timeout "$CONNECT_TIMEOUT" -q "${MODE_ARGS[@]}")
-        [ -s "$OUT_DIR/command.txt" ] || echo "taskset -c $CLIENT_CORE $WSLOAD ${args[*]}" > "$OUT_DIR/command.txt"
-        for run in $(seq "$RUNS"); do
-            json="$(bench_wsload "$OUT_DIR/wsload-$target-$run.log" "${args[@]}")"
-            [ -n "$json" ] || json='{"tool":"wsload","ok":false,"missing":true}'
-            printf '{"target":%s,"pub_rate":%s,"run":%s,"wsload":%s}\n' "$target" "$pubs" "$run" "$json" >> "$results"
-            python3 "$BENCH_DIR/wsload_table.py" line "$results" >&2
-            sleep 1
-        done
-        if ! python3 "$BENCH_DIR/wsload_table.py" passes "$results" "$target" "$SLO_MS"; then
-            echo "bench $name ($mode): rate $target/s failed (loss, errors or median p99 > ${SLO_MS} ms); stopping" >&2
-            break
-        fi
-    done
-    echo "command (first rate): $(cat "$OUT_DIR/command.txt")" >&2
-    python3 "$BENCH_DIR/wsload_table.py" table "$results" "$SLO_MS" "$STRICT_MS" "$name-$mode" | tee "$OUT_DIR/table.txt"
+    WSLOAD_ARGS=(--connect-timeout "$CONNECT_TIMEOUT" "${MODE_ARGS[@]}")
+    echo "bench $name ($mode): ${SIZE}-byte $TEXT text" >&2
+    # shellcheck disable=SC2086 # the default list is meant to split into rates
+    [ $# -gt 0 ] || set -- $TLS_DEFAULT_RATES
+    bench_step "$name-$mode" "$port" "$rooms" "$members" "$@"
 }
