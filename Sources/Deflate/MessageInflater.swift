@@ -14,6 +14,14 @@ public final class MessageInflater: MessageDecompressor {
     private let stream: UnsafeMutablePointer<z_stream>
     /// Whether to forget the window after each message (`client_no_context_takeover`).
     private let noContextTakeover: Bool
+    /// Whether the message being inflated had a block with BFINAL set (a stream ended in it).
+    private var sawFinalBlock = false
+
+    /// Whether the last message inflated stands on its own (see `MessageDecompressor`): the
+    /// client compresses without context takeover, and the message was one stream of non-final
+    /// blocks ending on a sync flush, the form every inflater reads. A message ending in or
+    /// restarting after a final block is valid too (§7.2.3.4) but is not passed on as it is.
+    public private(set) var lastMessageStandsAlone = false
 
     /// The bytes RFC 7692 §7.2.2 has the receiver append: LEN and NLEN of an empty stored
     /// block, which end the sender's sync flush and so complete the message's last block.
@@ -69,6 +77,8 @@ public final class MessageInflater: MessageDecompressor {
         // zlib counts input in 32 bits; and `limit + 1` below must not overflow.
         guard payload.count <= Int(UInt32.max) else { throw .tooLarge }
         let limit = min(max(limit, 0), Int.max - 1)
+        lastMessageStandsAlone = false
+        sawFinalBlock = false
         var output: [UInt8] = []
         output.reserveCapacity(min(limit, max(payload.count * 4, 256)))
         let outcome = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.chunkSize) { chunk in
@@ -77,6 +87,7 @@ public final class MessageInflater: MessageDecompressor {
         switch outcome {
         case .consumed, .streamEnd:
             if noContextTakeover { inflateReset(stream) }
+            lastMessageStandsAlone = noContextTakeover && !sawFinalBlock
             return output
         case .tooLarge:
             inflateReset(stream)
@@ -125,6 +136,7 @@ public final class MessageInflater: MessageDecompressor {
         while true {
             let outcome = feed(remaining, limit: limit, chunk: chunk, into: &output)
             guard case .streamEnd(let leftover) = outcome else { return outcome }
+            sawFinalBlock = true
             inflateReset(stream)
             if leftover == 0 { return outcome }
             remaining = UnsafeRawBufferPointer(rebasing: remaining.suffix(leftover))

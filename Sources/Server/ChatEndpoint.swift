@@ -31,7 +31,7 @@ final class ChatEndpoint: Endpoint, ChatTransport {
         service?.opened(connection, token: head.query["token"])
     }
 
-    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8]) {
+    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8], compressed: [UInt8]?) {
         if opcode == .text {
             service?.received(connection, text: payload)
         } else {

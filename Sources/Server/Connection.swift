@@ -134,12 +134,12 @@ final class Connection: EventHandler, Flushable {
 
     private func handle(_ event: WebSocketEvent) {
         switch event {
-        case .text(let payload):
+        case .text(let payload, let compressed):
             server.metrics.messagesIn += 1
-            endpoint?.received(self, opcode: .text, payload: payload)
-        case .binary(let payload):
+            endpoint?.received(self, opcode: .text, payload: payload, compressed: compressed)
+        case .binary(let payload, let compressed):
             server.metrics.messagesIn += 1
-            endpoint?.received(self, opcode: .binary, payload: payload)
+            endpoint?.received(self, opcode: .binary, payload: payload, compressed: compressed)
         case .pong:
             break
         case .write(let chunk):

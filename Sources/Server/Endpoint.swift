@@ -8,7 +8,9 @@ import WebSocket
 /// presence are updated at once.
 protocol Endpoint: AnyObject {
     func opened(_ connection: Connection, head: HTTPRequestHead)
-    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8])
+    /// A complete message; `compressed` is its payload as received when it was compressed and
+    /// stands alone (`WebSocketEvent.text`), which a relay may send on as it is.
+    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8], compressed: [UInt8]?)
     func closed(_ connection: Connection)
 }
 
@@ -22,9 +24,9 @@ enum EndpointChoice {
 final class EchoEndpoint: Endpoint {
     func opened(_ connection: Connection, head: HTTPRequestHead) {}
 
-    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8]) {
+    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8], compressed: [UInt8]?) {
         connection.server.metrics.messagesOut += 1
-        var message = OutgoingMessage(opcode, payload: payload)
+        var message = OutgoingMessage(opcode, payload: payload, compressedAsReceived: compressed)
         connection.send(message.frame(for: connection))
     }
 

@@ -19,11 +19,11 @@ final class RoomEndpoint: Endpoint {
         notify(name, "* \(connection.displayName) joined (\(count) online)")
     }
 
-    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8]) {
+    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8], compressed: [UInt8]?) {
         guard let name = connection.roomName else { return }
         let members = rooms.members(of: name)
         guard members.count > 1 else { return }
-        var message = OutgoingMessage(opcode, payload: payload)
+        var message = OutgoingMessage(opcode, payload: payload, compressedAsReceived: compressed)
         for member in members where member !== connection {
             member.send(message.frame(for: member))
         }

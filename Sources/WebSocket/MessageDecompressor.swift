@@ -10,6 +10,12 @@ public protocol MessageDecompressor: AnyObject {
     /// Throws `.tooLarge` as soon as the output would pass `limit` bytes (before inflating
     /// further), `.corrupt` on bad data.
     func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> [UInt8]
+
+    /// Whether the payload `decompress` last inflated stands on its own: it references nothing
+    /// the client sent before (no context takeover) and is one deflate stream ending on a block
+    /// boundary. Such a payload can be sent on unchanged, with RSV1, to any peer that inflates
+    /// with a 15-bit window and keeps no window of ours between messages.
+    var lastMessageStandsAlone: Bool { get }
 }
 
 /// Why a compressed message could not be inflated.

@@ -150,8 +150,10 @@ extension WebSocketConnection {
         messageOpcode = nil
         messageIsCompressed = false
         guard sentCloseCode == nil else { return }
+        var compressed: [UInt8]?
         if isCompressed, let decompressor {
             do {
+                compressed = payload
                 payload = try decompressor.decompress(payload, limit: configuration.maxMessageSize)
             } catch .tooLarge {
                 throw .messageTooBig
@@ -161,11 +163,12 @@ extension WebSocketConnection {
             if opcode == .text && !UTF8Validator.isValid(payload) {
                 throw .invalidUTF8
             }
+            if !decompressor.lastMessageStandsAlone { compressed = nil }
         } else if opcode == .text && !textValidator.isComplete {
             // A multi-byte sequence cut off by the end of the message.
             throw .invalidUTF8
         }
-        events.append(opcode == .text ? .text(payload) : .binary(payload))
+        events.append(opcode == .text ? .text(payload, compressed: compressed) : .binary(payload, compressed: compressed))
     }
 
     /// The closing handshake (§5.5.1, §7.1.5): validates the peer's close, answers it unless we

@@ -6,9 +6,13 @@ import Bytes
 /// `.closeConnection` must reach the socket first.
 public enum WebSocketEvent: Sendable, Equatable {
     /// A complete, UTF-8-validated text message (payload bytes, unmasked, inflated).
-    case text([UInt8])
-    /// A complete binary message (unmasked, inflated).
-    case binary([UInt8])
+    ///
+    /// `compressed` is the payload as it arrived when it was compressed and stands on its own
+    /// (`MessageDecompressor.lastMessageStandsAlone`), so a relay can send it on without
+    /// compressing the message again; nil otherwise.
+    case text([UInt8], compressed: [UInt8]? = nil)
+    /// A complete binary message (unmasked, inflated); `compressed` as for `text`.
+    case binary([UInt8], compressed: [UInt8]? = nil)
     /// A pong arrived with this payload; informational, no reply is due.
     case pong([UInt8])
     /// Bytes the caller must write to the socket, in order with everything else written
@@ -25,9 +29,10 @@ public enum WebSocketEvent: Sendable, Equatable {
     /// compared by content, since `ByteChunk` is a reference with no identity worth comparing.
     public static func == (lhs: WebSocketEvent, rhs: WebSocketEvent) -> Bool {
         switch (lhs, rhs) {
-        case (.text(let left), .text(let right)),
-            (.binary(let left), .binary(let right)),
-            (.pong(let left), .pong(let right)):
+        case (.text(let left, let leftCompressed), .text(let right, let rightCompressed)),
+            (.binary(let left, let leftCompressed), .binary(let right, let rightCompressed)):
+            return left == right && leftCompressed == rightCompressed
+        case (.pong(let left), .pong(let right)):
             return left == right
         case (.write(let left), .write(let right)):
             return left.bytes.elementsEqual(right.bytes)

@@ -124,3 +124,23 @@ private func decompressionError(_ body: () throws(DecompressionError) -> [UInt8]
         #expect(decompressionError { () throws(DecompressionError) in try inflater.decompress(sample, limit: 1 << 20) } == .corrupt)
     }
 }
+
+@Test func aMessageStandsAloneOnlyWithoutContextTakeoverAndWithoutAFinalBlock() throws {
+    let hello = Array("Hello".utf8)
+    let forgetting = MessageInflater(windowBits: 15, noContextTakeover: true)
+    #expect(try forgetting.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5) == hello)
+    #expect(forgetting.lastMessageStandsAlone)
+    // §7.2.3.4: valid, but a final block and the restart after it are not passed on as they are.
+    #expect(try forgetting.decompress([0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00], limit: 5) == hello)
+    #expect(!forgetting.lastMessageStandsAlone)
+    #expect(try forgetting.decompress(compressed(conversation[4]), limit: 1 << 20) == conversation[4])
+    #expect(forgetting.lastMessageStandsAlone)
+    // A failed message leaves nothing to pass on.
+    #expect(decompressionError { () throws(DecompressionError) in try forgetting.decompress([0xFF, 0xFF], limit: 5) } == .corrupt)
+    #expect(!forgetting.lastMessageStandsAlone)
+
+    // With context takeover a message may point back into earlier ones: never standing alone.
+    let keeping = MessageInflater(windowBits: 15, noContextTakeover: false)
+    #expect(try keeping.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5) == hello)
+    #expect(!keeping.lastMessageStandsAlone)
+}

@@ -3,9 +3,12 @@
 import os
 import subprocess
 import textwrap
+import zlib
 
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
+
+from wsraw import RawClient
 
 
 def chat_text(size):
@@ -82,3 +85,62 @@ def test_node_ws_with_per_message_deflate(server):
     assert result.returncode == 0, result.stderr
     assert '"ok":true' in result.stdout
     assert "permessage-deflate" in result.stdout
+
+
+def deflate_message(text, strategy=zlib.Z_HUFFMAN_ONLY):
+    """One message as a client without context takeover sends it: raw deflate, sync flush, trailer
+    stripped. Huffman-only output differs from anything the server's level-1 deflater makes."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15, 9, strategy)
+    data = compressor.compress(text.encode()) + compressor.flush(zlib.Z_SYNC_FLUSH)
+    assert data.endswith(b"\x00\x00\xff\xff")
+    return data[:-4]
+
+
+def inflate_message(payload, window_bits=15):
+    return zlib.decompressobj(-window_bits).decompress(payload + b"\x00\x00\xff\xff").decode()
+
+
+def test_a_message_compressed_without_context_takeover_is_relayed_as_its_sender_compressed_it(server):
+    room = "/rooms/passon?notices=0"
+    sender = RawClient(server.port, room, headers={
+        "Sec-WebSocket-Extensions": "permessage-deflate; client_no_context_takeover"})
+    assert "client_no_context_takeover" in sender.response_head
+    window15 = RawClient(server.port, room, headers={"Sec-WebSocket-Extensions": "permessage-deflate"})
+    window10 = RawClient(server.port, room, headers={
+        "Sec-WebSocket-Extensions": "permessage-deflate; server_max_window_bits=10"})
+    plain = RawClient(server.port, room)
+    with connect(server.ws + room) as python_client:
+        text = chat_text(3000)
+        sent = deflate_message(text)
+        sender.send(1, sent, rsv=4)
+
+        # Members inflating with a 15-bit window get the sender's bytes, not a second compression.
+        assert window15.recv_frame_with_rsv() == (True, 4, 1, sent)
+        assert python_client.recv(timeout=5) == text
+        # A smaller window might not hold the sender's matches: the server compresses for it.
+        fin, rsv, opcode, payload = window10.recv_frame_with_rsv()
+        assert (fin, rsv, opcode) == (True, 4, 1) and payload != sent
+        assert inflate_message(payload, window_bits=10) == text
+        assert plain.recv_frame_with_rsv() == (True, 0, 1, text.encode())
+    for client in (sender, window15, window10, plain):
+        client.close()
+
+
+def test_a_message_compressed_with_context_takeover_is_compressed_again(server):
+    room = "/rooms/keeps?notices=0"
+    sender = RawClient(server.port, room, headers={"Sec-WebSocket-Extensions": "permessage-deflate"})
+    assert "client_no_context_takeover" not in sender.response_head
+    member = RawClient(server.port, room, headers={"Sec-WebSocket-Extensions": "permessage-deflate"})
+    text = chat_text(3000)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    first = (compressor.compress(text.encode()) + compressor.flush(zlib.Z_SYNC_FLUSH))[:-4]
+    # The second message is mostly a reference back into the first one: alone it means nothing.
+    second = (compressor.compress(text.encode()) + compressor.flush(zlib.Z_SYNC_FLUSH))[:-4]
+    sender.send(1, first, rsv=4)
+    sender.send(1, second, rsv=4)
+    for _ in range(2):
+        fin, rsv, opcode, payload = member.recv_frame_with_rsv()
+        assert (fin, rsv, opcode) == (True, 4, 1) and payload not in (first, second)
+        assert inflate_message(payload) == text
+    sender.close()
+    member.close()

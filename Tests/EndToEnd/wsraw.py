@@ -60,6 +60,11 @@ class RawClient:
 
     def recv_frame(self):
         """Returns (fin, opcode, payload); raises ConnectionError at end of stream."""
+        fin, _, opcode, payload = self.recv_frame_with_rsv()
+        return fin, opcode, payload
+
+    def recv_frame_with_rsv(self):
+        """Returns (fin, rsv, opcode, payload), rsv being the three reserved bits (4 = RSV1)."""
         first, second = self._read_exact(2)
         length = second & 0x7F
         if length == 126:
@@ -67,7 +72,7 @@ class RawClient:
         elif length == 127:
             length = struct.unpack("!Q", self._read_exact(8))[0]
         assert second & 0x80 == 0, "server frames must not be masked"
-        return bool(first & 0x80), first & 0x0F, self._read_exact(length)
+        return bool(first & 0x80), (first >> 4) & 7, first & 0x0F, self._read_exact(length)
 
     def recv_close(self):
         """Reads frames until a close frame; returns its status code (None if empty)."""

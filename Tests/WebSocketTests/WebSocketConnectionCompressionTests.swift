@@ -8,9 +8,11 @@ private final class FakeDecompressor: MessageDecompressor {
     var failure: DecompressionError?
     var received: [[UInt8]] = []
     var limits: [Int] = []
+    var lastMessageStandsAlone: Bool
 
-    init(failure: DecompressionError? = nil) {
+    init(failure: DecompressionError? = nil, standsAlone: Bool = false) {
         self.failure = failure
+        self.lastMessageStandsAlone = standsAlone
     }
 
     func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> [UInt8] {
@@ -27,6 +29,20 @@ private func compressedEvents(
     configuration: WebSocketConfiguration = WebSocketConfiguration()
 ) -> [WebSocketEvent] {
     events(feeding: bytes.map { [$0] }, configuration: configuration, decompressor: decompressor)
+}
+
+@Test func carriesTheCompressedPayloadOfAMessageThatStandsAlone() {
+    let bytes = ClientFrame.make(opcode: 1, Array("ab".utf8), fin: false, rsv: 0x40) + ClientFrame.continuation(Array("cd".utf8))
+        + ClientFrame.make(opcode: 2, [1, 2, 3], rsv: 0x40) + ClientFrame.text("plain")
+    let result = compressedEvents(bytes, decompressor: FakeDecompressor(standsAlone: true))
+    #expect(result == [
+        .text(Array("dcba".utf8), compressed: Array("abcd".utf8)),
+        .binary([3, 2, 1], compressed: [1, 2, 3]),
+        .text(Array("plain".utf8)),
+    ])
+    // A decompressor that keeps context: the event has the inflated message only.
+    #expect(compressedEvents(ClientFrame.make(opcode: 1, Array("ab".utf8), rsv: 0x40), decompressor: FakeDecompressor())
+        == [.text(Array("ba".utf8))])
 }
 
 @Test func inflatesWholeMessageAtFin() {
