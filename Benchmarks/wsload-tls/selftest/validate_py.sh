@@ -52,6 +52,10 @@ case_ "deflate, server context takeover (default offer)" "$d" "ws://127.0.0.1:$P
 case_ "deflate, plain offer (client context takeover too)" "$d" "ws://127.0.0.1:$PORT/rooms/{room}" "${small[@]}" --size 512 --text chat --deflate-offer plain
 case_ "deflate, 'x' padding compresses > 10x" "$d and j['deflate']['payload_in_inflated']>10*j['deflate']['payload_in_wire']" \
     "ws://127.0.0.1:$PORT/rooms/{room}" "${small[@]}" --size 512 --deflate
+case_ "deflate, pooled text: publishes composed without zlib, read by Python's zlib" "$d and j['text']=='pooled' and j['deflate']['msgs_out_pooled']==j['sent']" \
+    "ws://127.0.0.1:$PORT/rooms/{room}" "${small[@]}" --size 512 --text pooled --deflate
+case_ "deflate, pooled text with client context takeover: deflated as usual" "$d and j['deflate']['msgs_out_pooled']==0" \
+    "ws://127.0.0.1:$PORT/rooms/{room}" "${small[@]}" --size 512 --text pooled --deflate-offer plain
 case_ "deflate, 200 KB messages" "$d" "ws://127.0.0.1:$PORT/rooms/{room}" --rooms 2 --members 3 --rate 20 --duration 2 --warmup 0.5 --size 200000 --text chat --deflate
 start_relay --deflate --server-no-context-takeover
 case_ "deflate, server_no_context_takeover (shared inflater)" "$d and 'server_no_context_takeover' in j['deflate']['answer']" \
