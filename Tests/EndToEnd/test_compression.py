@@ -6,6 +6,7 @@ import textwrap
 import zlib
 
 from websockets.exceptions import ConnectionClosed
+from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory
 from websockets.sync.client import connect
 
 from wsraw import RawClient
@@ -87,10 +88,10 @@ def test_node_ws_with_per_message_deflate(server):
     assert "permessage-deflate" in result.stdout
 
 
-def deflate_message(text, strategy=zlib.Z_HUFFMAN_ONLY):
+def deflate_message(text, strategy=zlib.Z_HUFFMAN_ONLY, level=9, mem_level=9):
     """One message as a client without context takeover sends it: raw deflate, sync flush, trailer
     stripped. Huffman-only output differs from anything the server's level-1 deflater makes."""
-    compressor = zlib.compressobj(9, zlib.DEFLATED, -15, 9, strategy)
+    compressor = zlib.compressobj(level, zlib.DEFLATED, -15, mem_level, strategy)
     data = compressor.compress(text.encode()) + compressor.flush(zlib.Z_SYNC_FLUSH)
     assert data.endswith(b"\x00\x00\xff\xff")
     return data[:-4]
@@ -122,6 +123,17 @@ def test_a_message_compressed_without_context_takeover_is_relayed_as_its_sender_
         assert (fin, rsv, opcode) == (True, 4, 1) and payload != sent
         assert inflate_message(payload, window_bits=10) == text
         assert plain.recv_frame_with_rsv() == (True, 0, 1, text.encode())
+
+    # The same with Python websockets as the sender, told to compress without context takeover:
+    # its zlib stream (default level, 15-bit window) arrives byte for byte.
+    no_takeover = ClientPerMessageDeflateFactory(client_no_context_takeover=True)
+    with connect(server.ws + room, compression=None, extensions=[no_takeover]) as python_sender:
+        assert "client_no_context_takeover" in python_sender.response.headers["Sec-WebSocket-Extensions"]
+        python_sender.send(text)
+        fin, rsv, opcode, payload = window15.recv_frame_with_rsv()
+        assert (fin, rsv, opcode) == (True, 4, 1)
+        assert payload == deflate_message(text, strategy=zlib.Z_DEFAULT_STRATEGY, level=-1, mem_level=8)
+        assert inflate_message(payload) == text
     for client in (sender, window15, window10, plain):
         client.close()
 
