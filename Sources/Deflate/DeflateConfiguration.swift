@@ -50,6 +50,15 @@ public struct DeflateConfiguration: Sendable {
     /// deflate state exists.
     public var serverContextTakeover: Bool = false
 
+    /// Whether clients may keep their compression window between messages.
+    ///
+    /// `false` answers every offer with `client_no_context_takeover` (RFC 7692 §7.1.1.2 allows it
+    /// even when not offered; Chromium, Python `websockets` and Node `ws` accept it). Every client
+    /// message then stands alone, so `/rooms` and `/echo` pass it on as the client compressed it
+    /// instead of compressing it again. The cost is the clients' upload ratio: without context a
+    /// small message cannot refer to the previous ones.
+    public var clientContextTakeover: Bool = true
+
     /// Creates the default configuration; set the properties to change it.
     public init() {}
 }

@@ -19,7 +19,8 @@ public enum PerMessageDeflate {
     /// - `server_no_context_takeover` is echoed when offered, and added when the configuration
     ///   refuses server context takeover (§7.1.1.1 allows it unasked).
     /// - `client_no_context_takeover` is echoed when offered (optional, but it states plainly that
-    ///   the inflater resets per message).
+    ///   the inflater resets per message), and added when the configuration refuses client
+    ///   context takeover (§7.1.1.2 allows it unasked).
     /// - `server_max_window_bits=N` offered is answered with min(N, configured maximum), as
     ///   §7.1.2.1 requires to accept it. When it is not offered, none is sent: the server may still
     ///   compress with a smaller window, which any decoder with a larger window reads.
@@ -66,8 +67,8 @@ public enum PerMessageDeflate {
         parameters.serverNoContextTakeover = request.serverNoContextTakeover || !configuration.serverContextTakeover
         if parameters.serverNoContextTakeover { response += "; server_no_context_takeover" }
 
-        parameters.clientNoContextTakeover = request.clientNoContextTakeover
-        if request.clientNoContextTakeover { response += "; client_no_context_takeover" }
+        parameters.clientNoContextTakeover = request.clientNoContextTakeover || !configuration.clientContextTakeover
+        if parameters.clientNoContextTakeover { response += "; client_no_context_takeover" }
 
         let serverLimit = clamp(configuration.maxWindowBits)
         if let offered = request.serverMaxWindowBits {

@@ -107,6 +107,7 @@ extension Setting {
         .integer("compressionMemoryLevel", \.deflate.memoryLevel, 1...9),
         .integer("compressionWindowBits", \.deflate.maxWindowBits, 9...15),
         .flag("compressionContextTakeover", \.deflate.serverContextTakeover),
+        .flag("compressionClientContextTakeover", \.deflate.clientContextTakeover),
         .integer("maxMessageSize", \.maxMessageSize, 125...(64 << 20)),
         .integer("maxConnections", \.maxConnections, 1...10_000_000),
         .integer("outboundQueueBytes", \.outboundQueueBytes, 4096...(1 << 30)),

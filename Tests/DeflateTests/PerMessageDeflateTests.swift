@@ -122,6 +122,18 @@ func answersServerMaxWindowBitsWithTheOfferedValue(_ bits: Int) {
     #expect(asked?.response == snct)
 }
 
+@Test func asksForClientNoContextTakeoverWhenConfiguredToRefuseClientContext() {
+    var configuration = DeflateConfiguration()
+    configuration.clientContextTakeover = false
+    // The default offer of Chromium, Python websockets and Node ws.
+    let browser = PerMessageDeflate.negotiate(offers: ["permessage-deflate; client_max_window_bits"], configuration: configuration)
+    #expect(browser?.response == snct + "; client_no_context_takeover")
+    #expect(browser?.parameters == DeflateParameters(serverNoContextTakeover: true, clientNoContextTakeover: true))
+    // Said once even when the client offered it too.
+    let offered = PerMessageDeflate.negotiate(offers: ["permessage-deflate; client_no_context_takeover"], configuration: configuration)
+    #expect(offered?.response == snct + "; client_no_context_takeover")
+}
+
 @Test func declinesEverythingWhenDisabled() {
     var configuration = DeflateConfiguration()
     configuration.isEnabled = false

@@ -9,6 +9,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory
 from websockets.sync.client import connect
 
+from chromium import CHROMIUM_ECHO, CHROMIUM_ROOM, open_chromium
 from wsraw import RawClient
 
 
@@ -156,3 +157,35 @@ def test_a_message_compressed_with_context_takeover_is_compressed_again(server):
         assert inflate_message(payload) == text
     sender.close()
     member.close()
+
+
+def test_clients_asked_to_compress_without_context_have_their_messages_passed_on(start_server):
+    server = start_server(env={"SWITCHBOARD_COMPRESSION_CLIENT_CONTEXT_TAKEOVER": "false"})
+    room = "/rooms/asked?notices=0"
+    member = RawClient(server.port, room, headers={"Sec-WebSocket-Extensions": "permessage-deflate"})
+    assert "client_no_context_takeover" in member.response_head
+    # Python websockets' default offer, answered with client_no_context_takeover it did not ask for.
+    with connect(server.ws + room) as sender:
+        assert "client_no_context_takeover" in sender.response.headers["Sec-WebSocket-Extensions"]
+        text = chat_text(3000)
+        for _ in range(2):
+            sender.send(text)
+            fin, rsv, opcode, payload = member.recv_frame_with_rsv()
+            # websockets compresses with memLevel 5 at zlib's default level, each message alone.
+            assert (fin, rsv, opcode) == (True, 4, 1)
+            assert payload == deflate_message(text, strategy=zlib.Z_DEFAULT_STRATEGY, level=-1, mem_level=5)
+    member.close()
+
+
+def test_chromium_accepts_client_no_context_takeover_it_did_not_offer(start_server):
+    server = start_server(env={"SWITCHBOARD_COMPRESSION_CLIENT_CONTEXT_TAKEOVER": "false"})
+    browser = open_chromium()
+    try:
+        browser.get(server.http + "/")
+        # Every echoed or relayed message of 128 bytes and more goes back as Chromium compressed it.
+        echo = browser.execute_async_script(CHROMIUM_ECHO, server.ws)
+        assert echo == {"same": True, "count": 300,
+                        "extensions": "permessage-deflate; server_no_context_takeover; client_no_context_takeover"}
+        assert browser.execute_async_script(CHROMIUM_ROOM, server.ws) == {"same": True}
+    finally:
+        browser.quit()

@@ -11,6 +11,7 @@ import urllib.request
 import pytest
 from websockets.sync.client import connect
 
+from chromium import CHROMIUM_ECHO, CHROMIUM_ROOM, open_chromium
 from conftest import binary_path, publish_past_a_reader_that_stopped
 
 
@@ -160,47 +161,10 @@ def test_a_wss_client_that_stops_reading_is_dropped_and_the_room_carries_on(star
     assert "switchboard_slow_consumers_dropped_total 1" in metrics
 
 
-CHROMIUM_ECHO = """
-const done = arguments[arguments.length - 1];
-const ws = new WebSocket(arguments[0] + '/echo');
-const sent = [], got = [];
-ws.onopen = () => {
-  for (let i = 0; i < 300; i++) { const m = 'msg ' + i + ' ' + 'chat text '.repeat(i * 37 % 500); sent.push(m); ws.send(m); }
-};
-ws.onmessage = (event) => {
-  got.push(event.data);
-  if (got.length === sent.length) { ws.close(1000); done({same: got.every((m, i) => m === sent[i]), count: got.length, extensions: ws.extensions}); }
-};
-ws.onerror = () => done({error: 'the WebSocket failed'});
-"""
-
-CHROMIUM_ROOM = """
-const done = arguments[arguments.length - 1];
-const url = arguments[0] + '/rooms/browsers?notices=0';
-const a = new WebSocket(url), b = new WebSocket(url);
-let open = 0;
-const got = [];
-const start = () => { if (++open === 2) for (let i = 0; i < 100; i++) a.send('room message ' + i); };
-a.onopen = start;
-b.onopen = start;
-b.onmessage = (event) => { got.push(event.data); if (got.length === 100) done({same: got.every((m, i) => m === 'room message ' + i)}); };
-a.onerror = b.onerror = () => done({error: 'a WebSocket failed'});
-"""
-
-
 def test_chromium_loads_the_page_over_https_and_talks_wss_with_compression(tls_server):
     # Chromium's TLS is BoringSSL, not OpenSSL: it checks every record the server seals.
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--ignore-certificate-errors"]:
-        options.add_argument(argument)
-    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    browser = open_chromium()
     try:
-        browser.set_script_timeout(30)
         browser.get(f"https://localhost:{tls_server.tls_port}/")
         assert browser.execute_script("return location.protocol") == "https:"
         base = f"wss://localhost:{tls_server.tls_port}"
