@@ -5,6 +5,7 @@ import subprocess
 import textwrap
 import zlib
 
+import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory
 from websockets.sync.client import connect
@@ -69,7 +70,10 @@ def test_zip_bomb_is_closed_with_1009(server):
         assert raised is not None and raised.rcvd.code == 1009
 
 
-def test_node_ws_with_per_message_deflate(server):
+@pytest.mark.parametrize("client_context_takeover", ["true", "false"])
+def test_node_ws_with_per_message_deflate(start_server, client_context_takeover):
+    # With "false" the answer carries client_no_context_takeover, which Node ws did not offer.
+    server = start_server(env={"SWITCHBOARD_COMPRESSION_CLIENT_CONTEXT_TAKEOVER": client_context_takeover})
     script = textwrap.dedent(f"""
         const WebSocket = require('ws');
         const ws = new WebSocket('{server.ws}/echo', {{ perMessageDeflate: true }});
