@@ -27,7 +27,8 @@ public struct DeflateParameters: Sendable, Equatable {
 
     /// Makes the inflater for what this connection's client sends.
     ///
-    /// One per connection; with `clientNoContextTakeover` it keeps no state between messages.
+    /// One per connection whose client keeps context. With `clientNoContextTakeover` the inflater
+    /// keeps no state between messages, so a server can share one among such connections.
     public func makeInflater() -> MessageInflater {
         MessageInflater(windowBits: clientMaxWindowBits, noContextTakeover: clientNoContextTakeover)
     }

@@ -67,7 +67,9 @@ extension Connection {
                 httpParser = nil
                 webSocket = WebSocketConnection(
                     configuration: .init(maxMessageSize: server.configuration.maxMessageSize),
-                    decompressor: deflate?.makeInflater())
+                    decompressor: deflate.map {
+                        $0.clientNoContextTakeover ? server.sharedInflater(windowBits: $0.clientMaxWindowBits) : $0.makeInflater()
+                    })
                 phase = .webSocket
                 lastPing = loop.now
                 server.webSocketCount += 1

@@ -244,6 +244,19 @@ public final class Server {
         return deflater
     }
 
+    /// Inflaters for clients without context takeover, one per window size, shared by every such
+    /// connection: each message is inflated whole and the stream reset after it, so nothing of one
+    /// connection is left in it for the next, and no connection keeps a 7 KiB state and a window
+    /// of its own (40 KiB with a 15-bit window).
+    private var sharedInflaters: [Int: MessageInflater] = [:]
+
+    func sharedInflater(windowBits: Int) -> MessageInflater {
+        if let inflater = sharedInflaters[windowBits] { return inflater }
+        let inflater = MessageInflater(windowBits: windowBits, noContextTakeover: true)
+        sharedInflaters[windowBits] = inflater
+        return inflater
+    }
+
     /// Answers the upgrade's permessage-deflate offers (adding the response header) and
     /// returns the negotiated parameters, or nil when compression is off or declined.
     func negotiateCompression(_ head: HTTPRequestHead, response: inout HTTPResponse) -> DeflateParameters? {

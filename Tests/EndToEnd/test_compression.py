@@ -193,3 +193,26 @@ def test_chromium_accepts_client_no_context_takeover_it_did_not_offer(start_serv
         assert browser.execute_async_script(CHROMIUM_ROOM, server.ws) == {"same": True}
     finally:
         browser.quit()
+
+
+def test_clients_without_context_takeover_share_an_inflater_without_mixing_their_messages(server):
+    # The server inflates such clients' messages with one shared inflater; a message is inflated
+    # whole at its last frame, so fragments interleaved across connections never meet in it.
+    room = "/rooms/shared?notices=0"
+    offer = {"Sec-WebSocket-Extensions": "permessage-deflate; client_no_context_takeover"}
+    first, second = RawClient(server.port, room, headers=offer), RawClient(server.port, room, headers=offer)
+    reader = RawClient(server.port, room)
+    one, two = chat_text(2000), "another " + chat_text(1500)
+    left, right = deflate_message(one), deflate_message(two)
+    first.send(1, left[:100], fin=False, rsv=4)
+    second.send(1, right[:50], fin=False, rsv=4)
+    first.send(0, left[100:])
+    second.send(0, right[50:])
+    assert sorted([reader.recv_frame()[2], reader.recv_frame()[2]]) == sorted([one.encode(), two.encode()])
+    # A corrupt message fails its own connection only; the other goes on inflating.
+    second.send(1, b"\xff\xff\xff", rsv=4)
+    assert second.recv_close() == 1007
+    first.send(1, left, rsv=4)
+    assert reader.recv_frame()[2] == one.encode()
+    for client in (first, second, reader):
+        client.close()
