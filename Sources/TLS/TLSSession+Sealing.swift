@@ -100,7 +100,7 @@ extension TLSSession {
         let type = nextRecordType
         nextRecordType = RecordSealer.applicationData
         do {
-            try seal(with: sealer, CollectionOfOne(bytes), byteCount: bytes.count, type: type)
+            try sealer.seal(CollectionOfOne(bytes), byteCount: bytes.count, type: type, into: &outbound)
             if type == RecordSealer.handshake && Self.containsKeyUpdate(bytes) {
                 try sealer.updateKeys()
             }
