@@ -17,12 +17,6 @@ public final class MessageInflater: MessageDecompressor {
     /// Whether the message being inflated had a block with BFINAL set (a stream ended in it).
     private var sawFinalBlock = false
 
-    /// Whether the last message inflated stands on its own (see `MessageDecompressor`): the
-    /// client compresses without context takeover, and the message was one stream of non-final
-    /// blocks ending on a sync flush, the form every inflater reads. A message ending in or
-    /// restarting after a final block is valid too (§7.2.3.4) but is not passed on as it is.
-    public private(set) var lastMessageStandsAlone = false
-
     /// The bytes RFC 7692 §7.2.2 has the receiver append: LEN and NLEN of an empty stored
     /// block, which end the sender's sync flush and so complete the message's last block.
     private static let trailer: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
@@ -73,11 +67,15 @@ public final class MessageInflater: MessageDecompressor {
     /// further), `.corrupt` on bad data, including a message that does not end on a block
     /// boundary once the trailer is appended. After an error the stream is reset; the
     /// connection is expected to close.
-    public func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> [UInt8] {
+    ///
+    /// The message stands alone (`DecompressedMessage.standsAlone`) when the client compresses
+    /// without context takeover and the message was one stream of non-final blocks ending on a
+    /// sync flush, the form every inflater reads. A message ending in or restarting after a final
+    /// block is valid too (§7.2.3.4) but is not passed on as it is.
+    public func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> DecompressedMessage {
         // zlib counts input in 32 bits; and `limit + 1` below must not overflow.
         guard payload.count <= Int(UInt32.max) else { throw .tooLarge }
         let limit = min(max(limit, 0), Int.max - 1)
-        lastMessageStandsAlone = false
         sawFinalBlock = false
         var output: [UInt8] = []
         output.reserveCapacity(min(limit, max(payload.count * 4, 256)))
@@ -87,8 +85,7 @@ public final class MessageInflater: MessageDecompressor {
         switch outcome {
         case .consumed, .streamEnd:
             if noContextTakeover { inflateReset(stream) }
-            lastMessageStandsAlone = noContextTakeover && !sawFinalBlock
-            return output
+            return DecompressedMessage(payload: output, standsAlone: noContextTakeover && !sawFinalBlock)
         case .tooLarge:
             inflateReset(stream)
             throw .tooLarge

@@ -1,4 +1,5 @@
 import Chat
+import Deflate
 import Dispatch
 import HTTP
 import Posix
@@ -27,27 +28,46 @@ final class ChatEndpoint: Endpoint, ChatTransport {
 
     // MARK: Endpoint
 
-    func opened(_ connection: Connection, head: HTTPRequestHead) {
-        service?.opened(connection, token: head.query["token"])
+    func session(for connection: Connection, head: HTTPRequestHead) -> Session {
+        .reader(Reader(connection, endpoint: self, token: head.query["token"]))
     }
 
-    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8], compressed: [UInt8]?) {
-        if opcode == .text {
-            service?.received(connection, text: payload)
-        } else {
-            service?.receivedBinary(connection)
+    /// One `/ws` connection; what the service keeps for it is in the service (`ChatSession`).
+    final class Reader: ReaderSession {
+        unowned let connection: Connection
+        unowned let endpoint: ChatEndpoint
+        private let token: String?
+
+        init(_ connection: Connection, endpoint: ChatEndpoint, token: String?) {
+            self.connection = connection
+            self.endpoint = endpoint
+            self.token = token
         }
-    }
 
-    func closed(_ connection: Connection) {
-        service?.closed(connection)
+        var kind: EndpointKind { .chat }
+
+        func opened() {
+            endpoint.service?.opened(connection, token: token)
+        }
+
+        func received(_ opcode: Opcode, payload: [UInt8]) {
+            if opcode == .text {
+                endpoint.service?.received(connection, text: payload)
+            } else {
+                endpoint.service?.receivedBinary(connection)
+            }
+        }
+
+        func closed() {
+            endpoint.service?.closed(connection)
+        }
     }
 
     // MARK: ChatTransport
 
     func send(_ json: [UInt8], to client: Connection) {
         var message = OutgoingMessage(.text, payload: json)
-        client.send(message.frame(for: client))
+        client.send(&message)
         server.metrics.messagesOut += 1
     }
 
@@ -56,7 +76,7 @@ final class ChatEndpoint: Endpoint, ChatTransport {
         var message = OutgoingMessage(.text, payload: json)
         var count = 0
         for client in clients where client !== except {
-            client.send(message.frame(for: client))
+            client.send(&message)
             count += 1
         }
         server.metrics.messagesOut += count

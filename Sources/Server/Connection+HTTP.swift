@@ -3,79 +3,50 @@ import Deflate
 import HTTP
 import WebSocket
 
+/// The HTTP phase: requests parsed from the stream and handed to the owner, responses, and the
+/// switch to the WebSocket protocol.
 extension Connection {
-    /// Parses requests from `bytes` and answers them; after an upgrade the rest of the bytes
-    /// are the first WebSocket frames.
+    /// Parses requests from `bytes` and hands each to the owner; after an upgrade the rest of the
+    /// bytes are the first WebSocket frames.
     func processHTTP(_ bytes: UnsafeRawBufferPointer) {
         var offset = 0
-        while offset < bytes.count, phase == .http, httpParser != nil {
+        while offset < bytes.count, httpParser != nil, lifecycle.acceptsOutput {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             switch httpParser!.parse(rest) {
             case .needMoreData:
                 return
             case .failure(let error):
-                server.metrics.httpErrors += 1
+                metrics.httpErrors += 1
                 send(.error(error.status, code: "bad_request", message: "\(error)"), keepAlive: false)
                 return
             case .request(let head, let consumed):
                 offset += consumed
-                respond(to: head)
+                owner.respond(to: head, on: self)
             }
         }
-        if phase == .webSocket && offset < bytes.count {
+        if lifecycle.isOpen && offset < bytes.count {
             processWebSocket(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
         }
     }
 
-    private func respond(to head: HTTPRequestHead) {
-        guard head.method == "GET" else {
-            var response = HTTPResponse.error(
-                .methodNotAllowed, code: "method_not_allowed", message: "only GET is served here")
-            response.headers.add("Allow", "GET")
-            send(response, keepAlive: false)
-            return
-        }
-        let keepAlive = head.keepAlive && !head.hasBody
-        let route = Route(path: head.path)
-        if route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade") {
-            upgrade(head, route: route)
-        } else {
-            send(server.plainResponse(for: route, head: head), keepAlive: keepAlive)
-        }
+    /// Queues an HTTP response; without keep-alive the connection closes once it is written.
+    func send(_ response: HTTPResponse, keepAlive: Bool) {
+        guard lifecycle.acceptsOutput, !lifecycle.isOpen else { return }
+        enqueue(ByteChunk(response.serialize(keepAlive: keepAlive)))
+        perform(lifecycle.responded(keepAlive: keepAlive, now: owner.now))
     }
 
-    private func upgrade(_ head: HTTPRequestHead, route: Route) {
-        switch server.endpoint(for: route, head: head) {
-        case .refuse(let response):
-            send(response, keepAlive: false)
-        case .accept(let chosen):
-            switch WebSocketUpgrade.evaluate(head, allowedOrigins: server.configuration.allowedOrigins) {
-            case .refuse(let response):
-                send(response, keepAlive: false)
-            case .accept(var response):
-                guard server.webSocketCount < server.configuration.maxConnections else {
-                    send(.error(.serviceUnavailable, code: "unavailable",
-                                message: "the server is at its connection limit; try again later"),
-                         keepAlive: false)
-                    return
-                }
-                deflate = server.negotiateCompression(head, response: &response)
-                if let deflate, !deflate.serverNoContextTakeover {
-                    ownDeflater = deflate.makeDeflater(configuration: server.configuration.deflate)
-                }
-                enqueue(ByteChunk(response.serialize(keepAlive: true)))
-                httpParser = nil
-                webSocket = WebSocketConnection(
-                    configuration: .init(maxMessageSize: server.configuration.maxMessageSize),
-                    decompressor: deflate.map {
-                        $0.clientNoContextTakeover ? server.sharedInflater(windowBits: $0.clientMaxWindowBits) : $0.makeInflater()
-                    })
-                phase = .webSocket
-                lastPing = loop.now
-                server.webSocketCount += 1
-                self.endpoint = chosen
-                chosen.opened(self, head: head)
-            }
-        }
+    /// Answers the request with `response` (a `101`) and speaks WebSocket from here on, with
+    /// `endpoint`'s session for this connection.
+    func upgrade(_ response: HTTPResponse, to endpoint: any Endpoint, head: HTTPRequestHead, compression: ConnectionCompression?) {
+        enqueue(ByteChunk(response.serialize(keepAlive: true)))
+        httpParser = nil
+        self.compression = compression
+        webSocket = WebSocketConnection(
+            configuration: .init(maxMessageSize: owner.limits.maxMessageSize), decompressor: compression?.inflater)
+        lifecycle.upgraded(now: owner.now)
+        let session = endpoint.session(for: self, head: head)
+        self.session = session
+        session.base.opened()
     }
 }

@@ -6,127 +6,116 @@ import Posix
 import TLS
 import WebSocket
 
-/// One client socket, from accept to close: reads, TLS, HTTP, the WebSocket protocol, and
-/// the outbound queue.
+/// One client socket from accept to close: the transport (descriptor, TLS, write queue,
+/// flushing), the protocol it speaks (HTTP requests, then a WebSocket) and its lifecycle.
 ///
-/// Confined to the server's event loop thread.
+/// What an endpoint keeps for the connection lives in the endpoint's session (`Session`), not
+/// here; what the connection needs from the server comes through `ConnectionOwner`, so a test can
+/// run one over a socketpair with a clock of its own. Closing is `ConnectionLifecycle`'s: every
+/// decision goes through it and comes back as an action that `perform` carries out.
+///
+/// Confined to the owner's event loop thread.
 final class Connection: EventHandler, Flushable {
-    enum Phase {
-        /// Reading HTTP requests (before an upgrade, or plain keep-alive requests).
-        case http
-        /// An open WebSocket.
-        case webSocket
-        /// A close was decided: we write what is queued, shut our side, and wait a little for
-        /// the peer's end of stream so the kernel never turns unread data into a reset that
-        /// would destroy our close frame.
-        case closing
-        case closed
-    }
-
     let fd: Int32
-    unowned let server: Server
-    var phase = Phase.http
-    var tls: TLSSession?
+    unowned let owner: any ConnectionOwner
+    let loop: EventLoop
+    let metrics: Metrics
+    var lifecycle: ConnectionLifecycle
+    private let tls: TLSSession?
+    /// Requests are parsed until the upgrade; nil afterwards.
     var httpParser: HTTPRequestParser?
+    /// The WebSocket protocol, from the upgrade on.
     var webSocket: WebSocketConnection?
-    var endpoint: Endpoint?
-    /// The negotiated permessage-deflate parameters, if any.
-    var deflate: DeflateParameters?
-    /// This connection's own compression stream, only when it keeps context between messages
-    /// (then its frames cannot be shared with anyone).
-    var ownDeflater: MessageDeflater?
-    var writeQueue = WriteQueue()
+    /// The endpoint's state for this connection, from the upgrade until the close is decided.
+    var session: Session?
+    /// The negotiated permessage-deflate streams, if any.
+    var compression: ConnectionCompression?
+    /// The slow-consumer limit (`ConnectionLimits.outboundBytes`).
+    private let outboundLimit: Int
+    private var writeQueue = WriteQueue()
     /// Plaintext frames for a TLS connection, encrypted together at the flush: a burst of room
-    /// messages becomes one TLS record and one `SSL_write` instead of one per message.
+    /// messages becomes one stream of records sealed straight into the chunk the socket sends
+    /// from (TLSSession.send(_:byteCount:scratch:)), not one record per message.
     private var tlsPlaintext: [ByteChunk] = []
     private var tlsPlaintextBytes = 0
-    /// The connection's place in `Server.connections`, for O(1) removal.
+    private var flushScheduled = false
+    private var events: [WebSocketEvent] = []
+    /// The connection's place in the owner's list, for O(1) removal.
     var slot = 0
 
-    /// When the peer last sent anything (monotonic ns); silence is measured from here.
-    var lastHeard: UInt64
-    var lastPing: UInt64 = 0
-    /// In the HTTP phase (TLS handshake included): when the request must be complete. Counted
-    /// from accept, and again after each keep-alive response, not from the last byte heard, so a
-    /// client trickling a byte at a time cannot hold the connection open.
-    var handshakeDeadline: UInt64 = 0
-    /// For `.closing`: when to stop waiting for the peer and close anyway.
-    var closeDeadline: UInt64 = 0
-    private var flushScheduled = false
-    private var closeWhenFlushed = false
-    private var events: [WebSocketEvent] = []
-
-    /// Per-endpoint state: the plain room this connection is in and how it is shown there.
-    var roomName: String?
-    var displayName = ""
-    var wantsNotices = true
-
-    init(fd: Int32, server: Server, tls: TLSSession?) {
+    init(fd: Int32, owner: any ConnectionOwner, tls: TLSSession?) {
         self.fd = fd
-        self.server = server
+        self.owner = owner
+        self.loop = owner.loop
+        self.metrics = owner.metrics
         self.tls = tls
-        self.httpParser = HTTPRequestParser(maxHeadBytes: 8192)
-        self.lastHeard = server.loop.now
-        self.handshakeDeadline = server.loop.now + Server.nanoseconds(server.configuration.handshakeTimeout)
+        self.outboundLimit = owner.limits.outboundBytes
+        self.httpParser = HTTPRequestParser(maxHeadBytes: owner.limits.maxHeadBytes)
+        self.lifecycle = ConnectionLifecycle(now: owner.now, timeouts: owner.limits.timeouts)
     }
-
-    var loop: EventLoop { server.loop }
 
     // MARK: Reading
 
     func readable(hangup: Bool) {
         let buffer = loop.readBuffer
-        while phase != .closed {
+        while !lifecycle.isClosed {
             let count: Int
             do {
                 guard let read = try Socket.read(fd, into: buffer) else { return }
                 count = read
             } catch {
-                server.logger.debug("read failed", metadata: ["error": "\(error)"])
-                abort()
+                owner.logger.debug("read failed", metadata: ["error": "\(error)"])
+                perform(lifecycle.ended())
                 return
             }
             if count == 0 {
-                abort()
+                perform(lifecycle.ended())
                 return
             }
-            lastHeard = loop.now
-            server.metrics.bytesIn += count
-            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
-            if phase == .closing { continue }
-            if let tls {
-                let plaintext: [UInt8]
-                do {
-                    plaintext = try tls.receive(bytes)
-                } catch {
-                    server.logger.debug("TLS error, closing", metadata: ["error": "\(error)"])
-                    scheduleFlush()
-                    abortAfterFlush()
-                    return
-                }
-                if tls.hasOutput { scheduleFlush() }
-                plaintext.withUnsafeBytes { process($0) }
-            } else {
-                process(bytes)
-            }
+            lifecycle.heard(at: owner.now)
+            metrics.bytesIn += count
+            receive(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
+    }
+
+    /// Bytes from the socket. While closing, only a WebSocket waiting for the peer's close reply
+    /// still reads them; anything else is read and dropped until the peer's end of stream.
+    private func receive(_ bytes: UnsafeRawBufferPointer) {
+        guard lifecycle.acceptsOutput || webSocket?.isAwaitingCloseReply == true else { return }
+        guard let tls else { return process(bytes) }
+        let plaintext: [UInt8]
+        do {
+            plaintext = try tls.receive(bytes)
+        } catch {
+            owner.logger.debug("TLS error, closing", metadata: ["error": "\(error)"])
+            scheduleFlush()
+            perform(lifecycle.finish(now: owner.now))
+            return
+        }
+        if tls.hasOutput { scheduleFlush() }
+        plaintext.withUnsafeBytes { process($0) }
     }
 
     private func process(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
-        switch phase {
-        case .http: processHTTP(bytes)
-        case .webSocket: processWebSocket(bytes)
-        case .closing, .closed: return
+        if webSocket != nil {
+            processWebSocket(bytes)
+        } else if httpParser != nil {
+            processHTTP(bytes)
         }
     }
 
     func processWebSocket(_ bytes: UnsafeRawBufferPointer) {
-        guard webSocket != nil else { return }
         webSocket!.receive(bytes, into: &events)
         guard !events.isEmpty else { return }
         for event in events {
-            guard phase == .webSocket else { break }
+            if case .closeConnection(let code, _) = event {
+                if code != .normalClosure && code != .goingAway { metrics.countClose(code) }
+                perform(lifecycle.finish(now: owner.now))
+                break
+            }
+            // After a close is decided, nothing but the closing handshake matters.
+            guard lifecycle.isOpen else { continue }
             handle(event)
         }
         events.removeAll(keepingCapacity: events.capacity <= 64)
@@ -135,37 +124,52 @@ final class Connection: EventHandler, Flushable {
     private func handle(_ event: WebSocketEvent) {
         switch event {
         case .text(let payload, let compressed):
-            server.metrics.messagesIn += 1
-            endpoint?.received(self, opcode: .text, payload: payload, compressed: compressed)
+            deliver(.text, payload, compressed)
         case .binary(let payload, let compressed):
-            server.metrics.messagesIn += 1
-            endpoint?.received(self, opcode: .binary, payload: payload, compressed: compressed)
-        case .pong:
+            deliver(.binary, payload, compressed)
+        case .pong, .closeConnection:
             break
         case .write(let chunk):
             enqueue(chunk)
-        case .closeConnection(let code, _):
-            if code != .normalClosure && code != .goingAway {
-                server.metrics.countClose(code)
-            }
-            abortAfterFlush()
+        }
+    }
+
+    /// Hands a message to the session in the form it takes: relays get it ready to pass on,
+    /// with the sender's compression; readers get the payload alone.
+    private func deliver(_ opcode: Opcode, _ payload: [UInt8], _ compressed: [UInt8]?) {
+        metrics.messagesIn += 1
+        switch session {
+        case .relay(let relay)?:
+            relay.relay(OutgoingMessage(relaying: opcode, payload: payload, compressed: compressed))
+        case .reader(let reader)?:
+            reader.received(opcode, payload: payload)
+        case nil:
+            break
         }
     }
 
     // MARK: Writing
 
-    /// Queues bytes for the peer; they go out at the end of this loop iteration.
+    /// Queues a frame for the peer; it goes out at the end of this loop iteration. A peer whose
+    /// queue passes the outbound limit is closed as a slow consumer.
     func send(_ chunk: ByteChunk) {
-        guard phase == .webSocket || phase == .http else { return }
+        guard lifecycle.acceptsOutput else { return }
         enqueue(chunk)
         let queued = writeQueue.queuedBytes + tlsPlaintextBytes
-        if queued > server.outboundLimit {
-            server.metrics.slowConsumers += 1
-            server.logger.debug("closing a slow consumer", metadata: ["queued": "\(queued)"])
+        if queued > outboundLimit {
+            metrics.slowConsumers += 1
+            owner.logger.debug("closing a slow consumer", metadata: ["queued": "\(queued)"])
             close(code: .policyViolation, reason: "slow consumer: outbound queue full")
         }
     }
 
+    /// Frames `message` for this connection's compression and queues it.
+    func send(_ message: inout OutgoingMessage) {
+        send(message.frame(for: compression))
+    }
+
+    /// Queues bytes without the slow-consumer check: the protocol's own frames (pongs, pings,
+    /// close frames) and HTTP responses.
     func enqueue(_ chunk: ByteChunk) {
         if tls != nil {
             tlsPlaintext.append(chunk)
@@ -176,25 +180,6 @@ final class Connection: EventHandler, Flushable {
         scheduleFlush()
     }
 
-    /// Encrypts the frames queued since the last flush as one stream of records, sealed
-    /// straight into the chunk the socket sends from (TLSSession.send(_:byteCount:scratch:)).
-    private func encryptPending(_ tls: TLSSession) throws {
-        defer {
-            tlsPlaintext.removeAll(keepingCapacity: tlsPlaintext.capacity <= 16)
-            tlsPlaintextBytes = 0
-        }
-        try tls.send(tlsPlaintext, byteCount: tlsPlaintextBytes, scratch: server.tlsScratch)
-    }
-
-    func send(_ response: HTTPResponse, keepAlive: Bool) {
-        enqueue(ByteChunk(response.serialize(keepAlive: keepAlive)))
-        if keepAlive {
-            handshakeDeadline = loop.now + Server.nanoseconds(server.configuration.handshakeTimeout)
-        } else {
-            abortAfterFlush()
-        }
-    }
-
     func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
@@ -203,14 +188,14 @@ final class Connection: EventHandler, Flushable {
 
     func flush() {
         flushScheduled = false
-        guard phase != .closed else { return }
+        guard lifecycle.writes else { return }
         if let tls {
             if !tlsPlaintext.isEmpty {
                 do {
                     try encryptPending(tls)
                 } catch {
-                    server.logger.debug("TLS error on send", metadata: ["error": "\(error)"])
-                    abort()
+                    owner.logger.debug("TLS error on send", metadata: ["error": "\(error)"])
+                    perform(lifecycle.ended())
                     return
                 }
             }
@@ -221,104 +206,85 @@ final class Connection: EventHandler, Flushable {
         do {
             drained = try writeQueue.flush(to: fd, vectors: loop.vectors)
         } catch {
-            server.logger.debug("write failed", metadata: ["error": "\(error)"])
-            abort()
+            owner.logger.debug("write failed", metadata: ["error": "\(error)"])
+            perform(lifecycle.ended())
             return
         }
-        server.metrics.bytesOut += before - writeQueue.queuedBytes
-        if drained && closeWhenFlushed { beginClosing() }
+        metrics.bytesOut += before - writeQueue.queuedBytes
+        if drained { perform(lifecycle.flushed()) }
+    }
+
+    /// Encrypts the frames queued since the last flush as one stream of records.
+    private func encryptPending(_ tls: TLSSession) throws {
+        defer {
+            tlsPlaintext.removeAll(keepingCapacity: tlsPlaintext.capacity <= 16)
+            tlsPlaintextBytes = 0
+        }
+        try tls.send(tlsPlaintext, byteCount: tlsPlaintextBytes, scratch: owner.tlsScratch)
     }
 
     func writable() {
         if !writeQueue.isEmpty || (tls?.hasOutput ?? false) { flush() }
     }
 
-    // MARK: Closing
+    // MARK: Closing and time
 
-    /// Starts a server-side close of an open WebSocket (shutdown, slow consumer, idle).
+    /// Starts a server-side close: an open WebSocket gets a close frame with `code`, a connection
+    /// still in HTTP is dropped.
     func close(code: CloseCode, reason: String) {
-        guard phase == .webSocket else {
-            if phase == .http { abort() }
-            return
-        }
-        leaveEndpoint()
-        if let frame = webSocket?.close(code: code, reason: reason) {
-            enqueue(frame)
-        }
-        closeWhenFlushed = true
-        // A peer that never answers (or never reads) is dropped after the close timeout.
-        phase = .closing
-        closeDeadline = loop.now + Server.closeTimeout
-        scheduleFlush()
+        perform(lifecycle.close(code, reason: reason, now: owner.now))
     }
 
-    /// Everything is written: shut our side and wait briefly for the peer's end of stream.
-    private func beginClosing() {
-        closeWhenFlushed = false
-        if let tls {
-            tls.close()
-            if let output = tls.takeOutput() {
-                writeQueue.append(output)
-                _ = try? writeQueue.flush(to: fd, vectors: loop.vectors)
-            }
-        }
-        Socket.shutdownWrite(fd)
-        if phase != .closing {
-            phase = .closing
-            closeDeadline = loop.now + Server.closeTimeout
-        }
+    /// Closes the socket now, without any more writes (the end of a shutdown).
+    func closeNow() {
+        perform(lifecycle.ended())
     }
 
-    /// Closes once the queued bytes (an error response) are written.
-    func abortAfterFlush() {
-        leaveEndpoint()
-        closeWhenFlushed = true
-        phase = .closing
-        closeDeadline = loop.now + Server.closeTimeout
-        scheduleFlush()
-    }
-
-    /// Closes the socket now, without any more writes.
-    func abort() {
-        guard phase != .closed else { return }
-        leaveEndpoint()
-        phase = .closed
-        writeQueue.removeAll()
-        tlsPlaintext = []
-        tlsPlaintextBytes = 0
-        loop.deregister(fd)
-        Socket.close(fd)
-        server.remove(self)
-    }
-
-    private func leaveEndpoint() {
-        guard let endpoint else { return }
-        self.endpoint = nil
-        server.webSocketCount -= 1
-        endpoint.closed(self)
-    }
-
-    // MARK: Timers
-
-    /// Called by the server's periodic tick: handshake and idle timeouts, pings, close timeouts.
+    /// The owner's periodic tick: handshake and idle timeouts, pings, close timeouts.
     func tick(now: UInt64) {
-        let config = server.configuration
-        switch phase {
-        case .http:
-            if now > handshakeDeadline { abort() }
-        case .webSocket:
-            let silence = now - lastHeard
-            if silence > Server.nanoseconds(config.idleTimeout) {
-                close(code: .goingAway, reason: "idle timeout")
-            } else if silence >= Server.nanoseconds(config.pingInterval)
-                        && now - lastPing >= Server.nanoseconds(config.pingInterval) {
-                lastPing = now
-                enqueue(FrameEncoder.frame(.ping, payload: [UInt8]()))
-            }
-        case .closing:
-            if now > closeDeadline { abort() }
-        case .closed:
+        perform(lifecycle.tick(now: now))
+    }
+
+    /// Carries out what the lifecycle decided.
+    func perform(_ action: ConnectionLifecycle.Action) {
+        switch action {
+        case .none:
             break
+        case .sendPing:
+            enqueue(FrameEncoder.frame(.ping, payload: [UInt8]()))
+        case .sendClose(let code, let reason):
+            endSession()
+            if let frame = webSocket?.close(code: code, reason: reason) { enqueue(frame) }
+            scheduleFlush()
+        case .finishWriting:
+            endSession()
+            scheduleFlush()
+        case .shutDownWrite:
+            if let tls {
+                tls.close()
+                if let output = tls.takeOutput() {
+                    writeQueue.append(output)
+                    _ = try? writeQueue.flush(to: fd, vectors: loop.vectors)
+                }
+            }
+            Socket.shutdownWrite(fd)
+        case .closeSocket:
+            endSession()
+            writeQueue.removeAll()
+            tlsPlaintext = []
+            tlsPlaintextBytes = 0
+            loop.deregister(fd)
+            Socket.close(fd)
+            owner.closed(self)
         }
+    }
+
+    /// Tells the session the connection is over, once, as soon as the close is decided (before
+    /// the socket is gone), so rooms and presence change at once.
+    private func endSession() {
+        guard let session else { return }
+        self.session = nil
+        session.base.closed()
+        owner.sessionEnded(self)
     }
 }

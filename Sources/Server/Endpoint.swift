@@ -1,17 +1,59 @@
+import Deflate
 import HTTP
 import WebSocket
 
 /// What runs behind a WebSocket path: `/echo`, `/rooms/{room}`, `/ws`.
 ///
-/// Called on the event loop thread. `closed` is called exactly once per `opened`, as soon as
-/// the server decides the connection is over (before the socket is gone), so rooms and
-/// presence are updated at once.
+/// For each upgraded connection the endpoint makes a session: the state it keeps for that
+/// connection, which lives with the endpoint rather than in `Connection`. Called on the event
+/// loop thread.
 protocol Endpoint: AnyObject {
-    func opened(_ connection: Connection, head: HTTPRequestHead)
-    /// A complete message; `compressed` is its payload as received when it was compressed and
-    /// stands alone (`WebSocketEvent.text`), which a relay may send on as it is.
-    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8], compressed: [UInt8]?)
-    func closed(_ connection: Connection)
+    /// The session for a connection that was just upgraded on `head`. It must not send yet:
+    /// `EndpointSession.opened` follows once the connection holds it.
+    func session(for connection: Connection, head: HTTPRequestHead) -> Session
+}
+
+/// What an endpoint keeps for one connection.
+///
+/// `closed` is called exactly once after `opened`, as soon as the server decides the connection
+/// is over (before the socket is gone), so rooms and presence change at once.
+protocol EndpointSession: AnyObject {
+    /// Which endpoint this is, for metrics.
+    var kind: EndpointKind { get }
+    func opened()
+    func closed()
+}
+
+/// A session that passes messages on (`/echo`, `/rooms`): it gets each message ready to relay,
+/// carrying the sender's compressed form where that can be sent on as it is.
+protocol RelaySession: EndpointSession {
+    func relay(_ message: OutgoingMessage)
+}
+
+/// A session that reads messages (`/ws`): it gets the payload alone, so a compressed form is
+/// never kept for it.
+protocol ReaderSession: EndpointSession {
+    func received(_ opcode: Opcode, payload: [UInt8])
+}
+
+/// A connection's session, in the form it takes messages.
+enum Session {
+    case relay(any RelaySession)
+    case reader(any ReaderSession)
+
+    var base: any EndpointSession {
+        switch self {
+        case .relay(let session): session
+        case .reader(let session): session
+        }
+    }
+}
+
+/// The endpoints, as `/metrics` labels them.
+enum EndpointKind: String, CaseIterable {
+    case echo
+    case room
+    case chat
 }
 
 /// The outcome of choosing an endpoint for an upgrade request.
@@ -22,13 +64,26 @@ enum EndpointChoice {
 
 /// `/echo`: every message back to its sender, same opcode, same bytes.
 final class EchoEndpoint: Endpoint {
-    func opened(_ connection: Connection, head: HTTPRequestHead) {}
-
-    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8], compressed: [UInt8]?) {
-        connection.server.metrics.messagesOut += 1
-        var message = OutgoingMessage(opcode, payload: payload, compressedAsReceived: compressed)
-        connection.send(message.frame(for: connection))
+    func session(for connection: Connection, head: HTTPRequestHead) -> Session {
+        .relay(Echo(connection))
     }
 
-    func closed(_ connection: Connection) {}
+    /// One echoing connection.
+    final class Echo: RelaySession {
+        unowned let connection: Connection
+
+        init(_ connection: Connection) {
+            self.connection = connection
+        }
+
+        var kind: EndpointKind { .echo }
+        func opened() {}
+        func closed() {}
+
+        func relay(_ message: OutgoingMessage) {
+            var message = message
+            connection.metrics.messagesOut += 1
+            connection.send(&message)
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import Bytes
+import Deflate
 import HTTP
 import Relay
 import WebSocket
@@ -7,40 +8,68 @@ import WebSocket
 ///
 /// A message is framed once and the same chunk is queued on every member: no per-member copy.
 final class RoomEndpoint: Endpoint {
-    let rooms = RoomRegistry<Connection>()
+    let rooms = RoomRegistry<Member>()
+    /// The user name for a valid `token` query parameter, if any (the chat service's accounts).
+    private let userName: (HTTPRequestHead) -> String?
 
-    func opened(_ connection: Connection, head: HTTPRequestHead) {
-        guard case .room(let name) = Route(path: head.path) else { return }
-        connection.roomName = name
-        connection.wantsNotices = head.query["notices"] != "0"
-        connection.displayName = connection.server.chatUserName(head) ?? head.query["name"].flatMap { $0.isEmpty ? nil : String($0.prefix(64)) }
-            ?? RoomEndpoint.guestName()
-        let count = rooms.join(name, connection)
-        notify(name, "* \(connection.displayName) joined (\(count) online)")
+    init(userName: @escaping (HTTPRequestHead) -> String?) {
+        self.userName = userName
     }
 
-    func received(_ connection: Connection, opcode: Opcode, payload: [UInt8], compressed: [UInt8]?) {
-        guard let name = connection.roomName else { return }
-        let members = rooms.members(of: name)
-        guard members.count > 1 else { return }
-        var message = OutgoingMessage(opcode, payload: payload, compressedAsReceived: compressed)
-        for member in members where member !== connection {
-            member.send(message.frame(for: member))
+    func session(for connection: Connection, head: HTTPRequestHead) -> Session {
+        guard case .room(let name) = Route(path: head.path) else {
+            preconditionFailure("the room endpoint is only chosen for /rooms/{room}")
         }
-        connection.server.metrics.messagesOut += members.count - 1
+        let displayName = userName(head) ?? head.query["name"].flatMap { $0.isEmpty ? nil : String($0.prefix(64)) }
+            ?? RoomEndpoint.guestName()
+        return .relay(Member(connection, endpoint: self, room: name, displayName: displayName,
+                             wantsNotices: head.query["notices"] != "0"))
     }
 
-    func closed(_ connection: Connection) {
-        guard let name = connection.roomName else { return }
-        connection.roomName = nil
-        let count = rooms.leave(name, connection)
-        notify(name, "* \(connection.displayName) left (\(count) online)")
+    /// One connection in one room, and how it is shown there.
+    final class Member: RelaySession {
+        unowned let connection: Connection
+        unowned let endpoint: RoomEndpoint
+        let room: String
+        let displayName: String
+        /// `notices=0` turns the `* ... joined` and `* ... left` lines off.
+        let wantsNotices: Bool
+
+        init(_ connection: Connection, endpoint: RoomEndpoint, room: String, displayName: String, wantsNotices: Bool) {
+            self.connection = connection
+            self.endpoint = endpoint
+            self.room = room
+            self.displayName = displayName
+            self.wantsNotices = wantsNotices
+        }
+
+        var kind: EndpointKind { .room }
+
+        func opened() {
+            let count = endpoint.rooms.join(room, self)
+            endpoint.notify(room, "* \(displayName) joined (\(count) online)")
+        }
+
+        func relay(_ message: OutgoingMessage) {
+            let members = endpoint.rooms.members(of: room)
+            guard members.count > 1 else { return }
+            var message = message
+            for member in members where member !== self {
+                member.connection.send(&message)
+            }
+            connection.metrics.messagesOut += members.count - 1
+        }
+
+        func closed() {
+            let count = endpoint.rooms.leave(room, self)
+            endpoint.notify(room, "* \(displayName) left (\(count) online)")
+        }
     }
 
     private func notify(_ room: String, _ text: String) {
         var message = OutgoingMessage(.text, payload: Array(text.utf8))
         for member in rooms.members(of: room) where member.wantsNotices {
-            member.send(message.frame(for: member))
+            member.connection.send(&message)
         }
     }
 

@@ -3,14 +3,10 @@ import Store
 extension Server {
     /// The `/metrics` body: loop counters, gauges read now, and the store's disk figures.
     func metricsText() -> String {
-        var byKind: [String: Int] = ["http": 0, "echo": 0, "room": 0, "chat": 0]
+        var byKind = ["http": 0]
+        for kind in EndpointKind.allCases { byKind[kind.rawValue] = 0 }
         for connection in connections {
-            switch connection.endpoint {
-            case nil: byKind["http", default: 0] += 1
-            case is EchoEndpoint: byKind["echo", default: 0] += 1
-            case is RoomEndpoint: byKind["room", default: 0] += 1
-            default: byKind["chat", default: 0] += 1
-            }
+            byKind[connection.session?.base.kind.rawValue ?? "http", default: 0] += 1
         }
         var gauges = byKind.sorted { $0.key < $1.key }.map {
             Metrics.Gauge(name: "switchboard_connections", help: "Open connections by endpoint (http: not upgraded).",

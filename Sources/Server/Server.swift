@@ -12,22 +12,22 @@ import WebSocket
 /// event loop thread.
 ///
 /// One loop serves every socket: on a 2-core machine that leaves a core for the store's
-/// thread and the kernel, and keeps rooms free of locks (DESIGN.md, "Parts").
-public final class Server {
+/// thread and the kernel, and keeps rooms free of locks (docs/architecture.md).
+public final class Server: ConnectionOwner {
     public let configuration: ServerConfiguration
     let logger: Logger
     let loop: EventLoop
     let metrics = Metrics()
+    let limits: ConnectionLimits
+    let compression: CompressionPolicy
     let echo = EchoEndpoint()
-    let rooms = RoomEndpoint()
+    private(set) var rooms: RoomEndpoint!
     /// `/ws` and the store it persists to, from `start` on (see Server+Chat.swift).
     var chat: ChatEndpoint?
     var store: Store?
     var connections: ContiguousArray<Connection> = []
+    /// Upgraded connections whose close is not decided yet (`maxConnections` counts these).
     var webSocketCount = 0
-    /// The slow-consumer limit in force: the configured queue size, but never less than two
-    /// of the largest messages, so one legitimate big message never counts as a slow reader.
-    let outboundLimit: Int
     /// Where a TLS 1.2 connection gathers its queued frames for one `SSL_write` at the flush
     /// (TLSSession.send(_:byteCount:scratch:); TLS 1.3 seals from the frames directly): four
     /// full records, shared because the loop runs one flush at a time.
@@ -46,7 +46,18 @@ public final class Server {
         self.configuration = configuration
         self.logger = logger
         self.loop = try EventLoop()
-        self.outboundLimit = max(configuration.outboundQueueBytes, 2 * configuration.maxMessageSize)
+        self.compression = CompressionPolicy(configuration: configuration.deflate)
+        self.limits = ConnectionLimits(
+            timeouts: .init(
+                handshake: Server.nanoseconds(configuration.handshakeTimeout),
+                idle: Server.nanoseconds(configuration.idleTimeout),
+                ping: Server.nanoseconds(configuration.pingInterval),
+                close: Server.closeTimeout),
+            // Never less than two of the largest messages, so one legitimate big message never
+            // counts as a slow reader.
+            outboundBytes: max(configuration.outboundQueueBytes, 2 * configuration.maxMessageSize),
+            maxMessageSize: configuration.maxMessageSize)
+        self.rooms = RoomEndpoint { [unowned self] head in chatUserName(head) }
         for name in ["index.html"] {
             if let page = FileSystem.readFile(configuration.publicDirectory + "/" + name) { pages[name] = page }
         }
@@ -102,7 +113,7 @@ public final class Server {
                 return
             }
         }
-        let connection = Connection(fd: fd, server: self, tls: session)
+        let connection = Connection(fd: fd, owner: self, tls: session)
         do {
             try loop.register(fd, connection)
         } catch {
@@ -114,7 +125,13 @@ public final class Server {
         connections.append(connection)
     }
 
-    func remove(_ connection: Connection) {
+    var now: UInt64 { loop.now }
+
+    func sessionEnded(_ connection: Connection) {
+        webSocketCount -= 1
+    }
+
+    func closed(_ connection: Connection) {
         let slot = connection.slot
         guard slot < connections.count, connections[slot] === connection else { return }
         let last = connections.removeLast()
@@ -203,7 +220,7 @@ public final class Server {
         }
         if let deadline = shutdownDeadline {
             if connections.isEmpty || now > deadline {
-                for connection in connections { connection.abort() }
+                for connection in connections { connection.closeNow() }
                 loop.stop()
             }
         }
@@ -223,48 +240,7 @@ public final class Server {
         }
         listeners.removeAll()
         for connection in connections {
-            switch connection.phase {
-            case .webSocket: connection.close(code: .goingAway, reason: "server shutting down")
-            case .http: connection.abort()
-            case .closing, .closed: break
-            }
+            connection.close(code: .goingAway, reason: "server shutting down")
         }
-    }
-
-    /// Deflaters without context takeover, one per window size, shared by every connection:
-    /// a room message is compressed once per window size, not once per member.
-    private var sharedDeflaters: [Int: MessageDeflater] = [:]
-
-    func sharedDeflater(windowBits: Int) -> MessageDeflater {
-        if let deflater = sharedDeflaters[windowBits] { return deflater }
-        let deflater = MessageDeflater(
-            windowBits: windowBits, noContextTakeover: true,
-            memoryLevel: configuration.deflate.memoryLevel, level: configuration.deflate.compressionLevel)
-        sharedDeflaters[windowBits] = deflater
-        return deflater
-    }
-
-    /// Inflaters for clients without context takeover, one per window size, shared by every such
-    /// connection: each message is inflated whole and the stream reset after it, so nothing of one
-    /// connection is left in it for the next, and no connection keeps a 7 KiB state and a window
-    /// of its own (40 KiB with a 15-bit window).
-    private var sharedInflaters: [Int: MessageInflater] = [:]
-
-    func sharedInflater(windowBits: Int) -> MessageInflater {
-        if let inflater = sharedInflaters[windowBits] { return inflater }
-        let inflater = MessageInflater(windowBits: windowBits, noContextTakeover: true)
-        sharedInflaters[windowBits] = inflater
-        return inflater
-    }
-
-    /// Answers the upgrade's permessage-deflate offers (adding the response header) and
-    /// returns the negotiated parameters, or nil when compression is off or declined.
-    func negotiateCompression(_ head: HTTPRequestHead, response: inout HTTPResponse) -> DeflateParameters? {
-        let offers = head.headers.values("Sec-WebSocket-Extensions")
-        guard configuration.deflate.isEnabled, !offers.isEmpty,
-              let (parameters, answer) = PerMessageDeflate.negotiate(offers: offers, configuration: configuration.deflate)
-        else { return nil }
-        response.headers.add("Sec-WebSocket-Extensions", answer)
-        return parameters
     }
 }

@@ -9,13 +9,23 @@ public protocol MessageDecompressor: AnyObject {
     ///
     /// Throws `.tooLarge` as soon as the output would pass `limit` bytes (before inflating
     /// further), `.corrupt` on bad data.
-    func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> [UInt8]
+    func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> DecompressedMessage
+}
 
-    /// Whether the payload `decompress` last inflated stands on its own: it references nothing
-    /// the client sent before (no context takeover) and is one deflate stream ending on a block
-    /// boundary. Such a payload can be sent on unchanged, with RSV1, to any peer that inflates
-    /// with a 15-bit window and keeps no window of ours between messages.
-    var lastMessageStandsAlone: Bool { get }
+/// One inflated message, and whether its compressed form can be passed on as it is.
+public struct DecompressedMessage: Sendable, Equatable {
+    /// The inflated bytes.
+    public var payload: [UInt8]
+    /// The compressed payload stands on its own: it references nothing the client sent before
+    /// (no context takeover) and is one deflate stream ending on a block boundary. Such a payload
+    /// can be sent on unchanged, with RSV1, to any peer that inflates with a 15-bit window and
+    /// keeps no window of ours between messages.
+    public var standsAlone: Bool
+
+    public init(payload: [UInt8], standsAlone: Bool) {
+        self.payload = payload
+        self.standsAlone = standsAlone
+    }
 }
 
 /// Why a compressed message could not be inflated.

@@ -152,18 +152,19 @@ extension WebSocketConnection {
         guard sentCloseCode == nil else { return }
         var compressed: [UInt8]?
         if isCompressed, let decompressor {
+            let inflated: DecompressedMessage
             do {
-                compressed = payload
-                payload = try decompressor.decompress(payload, limit: configuration.maxMessageSize)
+                inflated = try decompressor.decompress(payload, limit: configuration.maxMessageSize)
             } catch .tooLarge {
                 throw .messageTooBig
             } catch {
                 throw .corruptCompressedMessage
             }
-            if opcode == .text && !UTF8Validator.isValid(payload) {
+            if opcode == .text && !UTF8Validator.isValid(inflated.payload) {
                 throw .invalidUTF8
             }
-            if !decompressor.lastMessageStandsAlone { compressed = nil }
+            if inflated.standsAlone { compressed = payload }
+            payload = inflated.payload
         } else if opcode == .text && !textValidator.isComplete {
             // A multi-byte sequence cut off by the end of the message.
             throw .invalidUTF8

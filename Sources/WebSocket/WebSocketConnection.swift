@@ -71,6 +71,10 @@ public struct WebSocketConnection {
     /// to the peer's close).
     public var isClosing: Bool { sentCloseCode != nil }
 
+    /// Whether we sent a close and the peer's close reply has not arrived: input still matters,
+    /// because the reply completes the closing handshake.
+    public var isAwaitingCloseReply: Bool { sentCloseCode != nil && !isFinished }
+
     /// Feeds bytes read from the socket; appends the resulting events in order.
     ///
     /// After a `.closeConnection` event, further input is ignored.

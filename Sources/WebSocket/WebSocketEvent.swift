@@ -8,7 +8,7 @@ public enum WebSocketEvent: Sendable, Equatable {
     /// A complete, UTF-8-validated text message (payload bytes, unmasked, inflated).
     ///
     /// `compressed` is the payload as it arrived when it was compressed and stands on its own
-    /// (`MessageDecompressor.lastMessageStandsAlone`), so a relay can send it on without
+    /// (`DecompressedMessage.standsAlone`), so a relay can send it on without
     /// compressing the message again; nil otherwise.
     case text([UInt8], compressed: [UInt8]? = nil)
     /// A complete binary message (unmasked, inflated); `compressed` as for `text`.

@@ -19,7 +19,7 @@ private func compressed(_ message: [UInt8], level: Int = 6) -> [UInt8] {
 }
 
 /// Runs `body` and returns the DecompressionError it threw, or nil.
-private func decompressionError(_ body: () throws(DecompressionError) -> [UInt8]) -> DecompressionError? {
+private func decompressionError(_ body: () throws(DecompressionError) -> DecompressedMessage) -> DecompressionError? {
     do {
         _ = try body()
         return nil
@@ -32,7 +32,7 @@ private func decompressionError(_ body: () throws(DecompressionError) -> [UInt8]
     let deflater = MessageDeflater(windowBits: 15, noContextTakeover: true, memoryLevel: 8, level: 1)
     let inflater = MessageInflater(windowBits: 15, noContextTakeover: true)
     for message in conversation {
-        #expect(try inflater.decompress(deflater.compress(message), limit: 1 << 20) == message)
+        #expect(try inflater.decompress(deflater.compress(message), limit: 1 << 20).payload == message)
     }
 }
 
@@ -41,7 +41,7 @@ private func decompressionError(_ body: () throws(DecompressionError) -> [UInt8]
     let client = MessageDeflater(windowBits: 15, noContextTakeover: false, memoryLevel: 8, level: 6)
     let inflater = MessageInflater(windowBits: 15, noContextTakeover: false)
     for message in conversation + conversation {
-        #expect(try inflater.decompress(client.compress(message), limit: 1 << 20) == message)
+        #expect(try inflater.decompress(client.compress(message), limit: 1 << 20).payload == message)
     }
 }
 
@@ -50,7 +50,7 @@ private func decompressionError(_ body: () throws(DecompressionError) -> [UInt8]
         let client = MessageDeflater(windowBits: bits, noContextTakeover: false, memoryLevel: 4, level: 9)
         let inflater = MessageInflater(windowBits: bits, noContextTakeover: false)
         for message in conversation {
-            #expect(try inflater.decompress(client.compress(message), limit: 1 << 20) == message)
+            #expect(try inflater.decompress(client.compress(message), limit: 1 << 20).payload == message)
         }
     }
 }
@@ -59,21 +59,21 @@ private func decompressionError(_ body: () throws(DecompressionError) -> [UInt8]
     let hello = Array("Hello".utf8)
     let keeping = MessageInflater(windowBits: 15, noContextTakeover: false)
     // §7.2.3.1 one message, then §7.2.3.2 the same text again, referring back to the first.
-    #expect(try keeping.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5) == hello)
-    #expect(try keeping.decompress([0xF2, 0x00, 0x11, 0x00, 0x00], limit: 5) == hello)
+    #expect(try keeping.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5).payload == hello)
+    #expect(try keeping.decompress([0xF2, 0x00, 0x11, 0x00, 0x00], limit: 5).payload == hello)
     // §7.2.3.3 a stored (uncompressed) block.
     let stored: [UInt8] = [0x00, 0x05, 0x00, 0xFA, 0xFF, 0x48, 0x65, 0x6C, 0x6C, 0x6F, 0x00]
-    #expect(try keeping.decompress(stored, limit: 5) == hello)
+    #expect(try keeping.decompress(stored, limit: 5).payload == hello)
     // §7.2.3.4 a block with BFINAL set ends the stream; the next message starts a new one.
-    #expect(try keeping.decompress([0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00], limit: 5) == hello)
-    #expect(try keeping.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5) == hello)
+    #expect(try keeping.decompress([0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00], limit: 5).payload == hello)
+    #expect(try keeping.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5).payload == hello)
     // Leniency: a final block without the extra 00 octet is still a whole message.
-    #expect(try keeping.decompress([0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5) == hello)
+    #expect(try keeping.decompress([0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5).payload == hello)
 }
 
 @Test func forgetsTheWindowWithoutContextTakeover() throws {
     let forgetting = MessageInflater(windowBits: 15, noContextTakeover: true)
-    #expect(try forgetting.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5) == Array("Hello".utf8))
+    #expect(try forgetting.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5).payload == Array("Hello".utf8))
     // §7.2.3.2's second message points back into a window that must now be empty.
     #expect(decompressionError { () throws(DecompressionError) in
         try forgetting.decompress([0xF2, 0x00, 0x11, 0x00, 0x00], limit: 5)
@@ -87,7 +87,7 @@ private func decompressionError(_ body: () throws(DecompressionError) -> [UInt8]
     let fragments = [payload[..<cuts[0]], payload[cuts[0]..<cuts[1]], payload[cuts[1]..<cuts[2]], payload[cuts[2]...]]
     let reassembled = fragments.reduce(into: [UInt8]()) { $0 += $1 }
     let inflater = MessageInflater(windowBits: 15, noContextTakeover: true)
-    #expect(try inflater.decompress(reassembled, limit: message.count) == message)
+    #expect(try inflater.decompress(reassembled, limit: message.count).payload == message)
 }
 
 @Test func stopsAZipBombAtTheLimit() throws {
@@ -96,19 +96,19 @@ private func decompressionError(_ body: () throws(DecompressionError) -> [UInt8]
     let inflater = MessageInflater(windowBits: 15, noContextTakeover: true)
     #expect(decompressionError { () throws(DecompressionError) in try inflater.decompress(bomb, limit: 1 << 20) } == .tooLarge)
     // The stream was reset, so the inflater still serves the next message.
-    #expect(try inflater.decompress(compressed(conversation[1]), limit: 1 << 20) == conversation[1])
+    #expect(try inflater.decompress(compressed(conversation[1]), limit: 1 << 20).payload == conversation[1])
 }
 
 @Test func acceptsAMessageOfExactlyTheLimit() throws {
     let message = conversation[4]
     let payload = compressed(message)
     let inflater = MessageInflater(windowBits: 15, noContextTakeover: true)
-    #expect(try inflater.decompress(payload, limit: message.count) == message)
+    #expect(try inflater.decompress(payload, limit: message.count).payload == message)
     #expect(decompressionError { () throws(DecompressionError) in
         try inflater.decompress(payload, limit: message.count - 1)
     } == .tooLarge)
-    #expect(try inflater.decompress([0x00], limit: 0) == [])
-    #expect(try inflater.decompress(payload, limit: .max) == message)
+    #expect(try inflater.decompress([0x00], limit: 0).payload == [])
+    #expect(try inflater.decompress(payload, limit: .max).payload == message)
 }
 
 @Test func rejectsCorruptData() throws {
@@ -128,19 +128,16 @@ private func decompressionError(_ body: () throws(DecompressionError) -> [UInt8]
 @Test func aMessageStandsAloneOnlyWithoutContextTakeoverAndWithoutAFinalBlock() throws {
     let hello = Array("Hello".utf8)
     let forgetting = MessageInflater(windowBits: 15, noContextTakeover: true)
-    #expect(try forgetting.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5) == hello)
-    #expect(forgetting.lastMessageStandsAlone)
+    #expect(try forgetting.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5)
+            == DecompressedMessage(payload: hello, standsAlone: true))
     // §7.2.3.4: valid, but a final block and the restart after it are not passed on as they are.
-    #expect(try forgetting.decompress([0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00], limit: 5) == hello)
-    #expect(!forgetting.lastMessageStandsAlone)
-    #expect(try forgetting.decompress(compressed(conversation[4]), limit: 1 << 20) == conversation[4])
-    #expect(forgetting.lastMessageStandsAlone)
-    // A failed message leaves nothing to pass on.
-    #expect(decompressionError { () throws(DecompressionError) in try forgetting.decompress([0xFF, 0xFF], limit: 5) } == .corrupt)
-    #expect(!forgetting.lastMessageStandsAlone)
+    #expect(try forgetting.decompress([0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00], limit: 5)
+            == DecompressedMessage(payload: hello, standsAlone: false))
+    #expect(try forgetting.decompress(compressed(conversation[4]), limit: 1 << 20)
+            == DecompressedMessage(payload: conversation[4], standsAlone: true))
 
     // With context takeover a message may point back into earlier ones: never standing alone.
     let keeping = MessageInflater(windowBits: 15, noContextTakeover: false)
-    #expect(try keeping.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5) == hello)
-    #expect(!keeping.lastMessageStandsAlone)
+    #expect(try keeping.decompress([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5)
+            == DecompressedMessage(payload: hello, standsAlone: false))
 }

@@ -163,7 +163,7 @@ func answersServerMaxWindowBitsWithTheOfferedValue(_ bits: Int) {
     let message = Array(String(repeating: "the same words again and again ", count: 40).utf8)
     let payload = answer.parameters.makeDeflater(configuration: DeflateConfiguration()).compress(message)
     let receiver = MessageInflater(windowBits: answer.parameters.serverMaxWindowBits, noContextTakeover: true)
-    #expect(try receiver.decompress(payload, limit: message.count) == message)
+    #expect(try receiver.decompress(payload, limit: message.count).payload == message)
     let clientSide = MessageDeflater(windowBits: 15, noContextTakeover: false, memoryLevel: 8, level: 6)
-    #expect(try answer.parameters.makeInflater().decompress(clientSide.compress(message), limit: message.count) == message)
+    #expect(try answer.parameters.makeInflater().decompress(clientSide.compress(message), limit: message.count).payload == message)
 }

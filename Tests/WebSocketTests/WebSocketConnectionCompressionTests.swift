@@ -8,18 +8,18 @@ private final class FakeDecompressor: MessageDecompressor {
     var failure: DecompressionError?
     var received: [[UInt8]] = []
     var limits: [Int] = []
-    var lastMessageStandsAlone: Bool
+    var standsAlone: Bool
 
     init(failure: DecompressionError? = nil, standsAlone: Bool = false) {
         self.failure = failure
-        self.lastMessageStandsAlone = standsAlone
+        self.standsAlone = standsAlone
     }
 
-    func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> [UInt8] {
+    func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> DecompressedMessage {
         received.append(payload)
         limits.append(limit)
         if let failure { throw failure }
-        return payload.reversed()
+        return DecompressedMessage(payload: payload.reversed(), standsAlone: standsAlone)
     }
 }
 

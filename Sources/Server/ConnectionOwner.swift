@@ -1,0 +1,38 @@
+import HTTP
+import Logging
+import Posix
+
+/// What a connection needs from the server that accepted it.
+///
+/// The server is the owner in production; a test can be one with a socketpair, its own event loop
+/// and a clock it moves by hand. Called on the event loop thread.
+protocol ConnectionOwner: AnyObject {
+    var loop: EventLoop { get }
+    /// The current time in monotonic nanoseconds (the loop's clock, or a test's).
+    var now: UInt64 { get }
+    var limits: ConnectionLimits { get }
+    var metrics: Metrics { get }
+    var logger: Logger { get }
+    /// Where a TLS 1.2 connection gathers its queued frames for one `SSL_write` at the flush;
+    /// shared because the loop runs one flush at a time.
+    var tlsScratch: UnsafeMutableRawBufferPointer { get }
+
+    /// A complete request arrived while the connection speaks HTTP: answer it with
+    /// `Connection.send(_:keepAlive:)` or `Connection.upgrade(_:to:head:compression:)`.
+    func respond(to head: HTTPRequestHead, on connection: Connection)
+    /// The connection's session ended (its close was decided).
+    func sessionEnded(_ connection: Connection)
+    /// The connection's socket is closed: forget the connection.
+    func closed(_ connection: Connection)
+}
+
+/// The limits every connection of a server enforces.
+struct ConnectionLimits {
+    var timeouts: ConnectionLifecycle.Timeouts
+    /// Bytes that may wait for a peer before it is closed as a slow consumer.
+    var outboundBytes: Int
+    /// The largest WebSocket message a peer may send.
+    var maxMessageSize: Int
+    /// The largest request head (request line and headers); larger ones get `431`.
+    var maxHeadBytes = 8192
+}

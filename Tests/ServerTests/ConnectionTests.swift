@@ -1,0 +1,160 @@
+import Bytes
+import Glibc
+import HTTP
+import Logging
+import Posix
+import Testing
+import WebSocket
+@testable import Server
+
+/// Stands in for the server: a real event loop (never run: the test calls `readable` and `flush`
+/// itself), a clock the test moves, and every upgrade answered with `/echo`.
+private final class TestOwner: ConnectionOwner {
+    let loop: EventLoop
+    var now: UInt64 = 1_000_000_000
+    let limits = ConnectionLimits(
+        timeouts: .init(handshake: 10_000_000_000, idle: 60_000_000_000, ping: 25_000_000_000, close: 2_000_000_000),
+        outboundBytes: 1 << 20, maxMessageSize: 1 << 20)
+    let metrics = Metrics()
+    let logger = Logger(label: "test")
+    let tlsScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * 16_384, alignment: 16)
+    var requests: [HTTPRequestHead] = []
+    var sessionsEnded = 0
+    var closedConnections = 0
+
+    init() throws {
+        loop = try EventLoop()
+    }
+
+    deinit {
+        tlsScratch.deallocate()
+    }
+
+    func respond(to head: HTTPRequestHead, on connection: Connection) {
+        requests.append(head)
+        switch WebSocketUpgrade.evaluate(head, allowedOrigins: []) {
+        case .accept(let response):
+            connection.upgrade(response, to: EchoEndpoint(), head: head, compression: nil)
+        case .refuse:
+            connection.send(.json(.ok, body: #"{"status":"ok"}"#), keepAlive: head.keepAlive)
+        }
+    }
+
+    func sessionEnded(_ connection: Connection) { sessionsEnded += 1 }
+    func closed(_ connection: Connection) { closedConnections += 1 }
+}
+
+/// A connection on one end of a socketpair; the test is the peer on the other end.
+private struct Pair {
+    let owner: TestOwner
+    let connection: Connection
+    let peer: Int32
+
+    init() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)
+        owner = try TestOwner()
+        connection = Connection(fd: fds[0], owner: owner, tls: nil)
+        peer = fds[1]
+    }
+
+    /// The peer writes; the connection reads it.
+    func send(_ bytes: [UInt8]) {
+        #expect(bytes.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) } == bytes.count)
+        connection.readable(hangup: false)
+    }
+
+    /// The connection writes what it queued; the peer reads it (nil: end of stream).
+    func receive() -> [UInt8]? {
+        connection.flush()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = buffer.withUnsafeMutableBytes { read(peer, $0.baseAddress, $0.count) }
+        if count == 0 { return nil }
+        return count > 0 ? Array(buffer[0..<count]) : []
+    }
+
+    func upgrade() {
+        send(Array(("GET /echo HTTP/1.1\r\nHost: test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8))
+        let response = String(decoding: receive() ?? [], as: UTF8.self)
+        #expect(response.hasPrefix("HTTP/1.1 101"))
+        #expect(connection.lifecycle.isOpen)
+    }
+
+    func close() {
+        Glibc.close(peer)
+        if !connection.lifecycle.isClosed { connection.closeNow() }
+    }
+}
+
+/// A client frame, masked with a zero key (masking is required; the key's value is not).
+private func clientFrame(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
+    [0x80 | opcode, 0x80 | UInt8(payload.count), 0, 0, 0, 0] + payload
+}
+
+@Test func aKeepAliveRequestIsAnsweredAndTheConnectionDroppedAtTheHandshakeDeadline() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.send(Array("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n".utf8))
+    #expect(pair.owner.requests.map(\.path) == ["/healthz"])
+    #expect(String(decoding: pair.receive() ?? [], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+    pair.connection.tick(now: pair.owner.now + 10_000_000_000)
+    #expect(!pair.connection.lifecycle.isClosed)
+    pair.connection.tick(now: pair.owner.now + 10_000_000_001)
+    #expect(pair.connection.lifecycle.isClosed)
+    #expect(pair.owner.closedConnections == 1)
+    #expect(pair.receive() == nil)
+}
+
+@Test func anUpgradedConnectionEchoesAndAnswersPings() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.upgrade()
+    pair.send(clientFrame(0x1, Array("hello".utf8)) + clientFrame(0x9, [7]))
+    #expect(pair.receive() == [0x81, 5] + Array("hello".utf8) + [0x8A, 1, 7])
+    #expect(pair.owner.metrics.messagesIn == 1)
+}
+
+@Test func aServerCloseCompletesWhenThePeersCloseReplyArrives() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.upgrade()
+    pair.connection.close(code: .goingAway, reason: "bye")
+    #expect(pair.owner.sessionsEnded == 1)
+    #expect(pair.receive() == [0x88, 5, 0x03, 0xE9] + Array("bye".utf8))
+    #expect(pair.receive() == nil, "our side is shut once the close frame is written")
+    // Data after our close is dropped; the close reply ends the connection at once.
+    pair.send(clientFrame(0x1, Array("late".utf8)) + clientFrame(0x8, [0x03, 0xE9]))
+    #expect(pair.connection.lifecycle.isClosed)
+    #expect(pair.owner.closedConnections == 1)
+    #expect(pair.owner.metrics.messagesIn == 0)
+}
+
+@Test func aPeerCloseIsAnsweredAndTheSocketClosedAtTheEndOfStream() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.upgrade()
+    pair.send(clientFrame(0x8, [0x03, 0xE8]))
+    #expect(pair.owner.sessionsEnded == 1)
+    #expect(pair.receive() == [0x88, 2, 0x03, 0xE8])
+    #expect(pair.receive() == nil)
+    #expect(!pair.connection.lifecycle.isClosed, "waits for the peer's end of stream")
+    shutdown(pair.peer, Int32(SHUT_WR))
+    pair.connection.readable(hangup: true)
+    #expect(pair.connection.lifecycle.isClosed)
+}
+
+@Test func aSilentPeerIsPingedThenClosedAsIdleThenDroppedAfterTheCloseTimeout() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.upgrade()
+    let start = pair.owner.now
+    pair.connection.tick(now: start + 25_000_000_000)
+    #expect(pair.receive() == [0x89, 0])
+    pair.connection.tick(now: start + 60_000_000_001)
+    #expect(pair.receive() == [0x88, 14, 0x03, 0xE9] + Array("idle timeout".utf8))
+    pair.connection.tick(now: start + 62_000_000_001)
+    #expect(!pair.connection.lifecycle.isClosed)
+    pair.connection.tick(now: start + 62_000_000_002)
+    #expect(pair.connection.lifecycle.isClosed)
+}
