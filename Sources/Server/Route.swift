@@ -1,4 +1,4 @@
-/// Where a request path leads (docs/protocol.md, "Endpoints on one port").
+/// Where a request path leads (docs/protocol.md, "Endpoints").
 enum Route: Equatable {
     case health
     case ready
