@@ -7,7 +7,7 @@ import TLS
 /// The chat service's place in the server: the store it lives on, the presence timer, and the
 /// admin HTTP APIs (`/api/v1/presence`, `/api/v1/tree/{path}`).
 extension Server {
-    /// How often folded `presence` diffs are sent (docs/protocol.md allows up to 100 ms of delay).
+    /// How often folded `presence` diffs are sent (docs/protocol.md, "Events": at most one diff per group per period).
     static let presenceMilliseconds = 50
 
     /// Opens the store, builds the chat state from its tree, and wires durability callbacks.
