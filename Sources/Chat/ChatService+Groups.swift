@@ -1,6 +1,7 @@
+import Bytes
 import JSON
 import Store
-import TLS
+import Crypto
 
 /// `groups`, `create`, `invite`, `join`, `leave`, `direct`.
 extension ChatService {
@@ -158,6 +159,6 @@ extension ChatService {
 
     /// 12 random bytes as 16 base64url characters: unguessable, and safe in a URL.
     private func newInviteCode() -> String {
-        Crypto.base64URLEncode(Crypto.randomBytes(12))
+        Base64.encode(Crypto.randomBytes(12), .url)
     }
 }
