@@ -7,7 +7,7 @@ import Crypto
 /// The iteration count travels with the hash, so raising it later leaves old hashes valid.
 /// Each call costs about 100 ms of CPU at the default count: callers run it off the event loop.
 public enum PasswordHash {
-    /// DESIGN.md's floor for new hashes (OWASP's 2023 figure for PBKDF2-HMAC-SHA256).
+    /// The floor for new hashes (OWASP's 2023 figure for PBKDF2-HMAC-SHA256).
     public static let defaultIterations = 210_000
     static let scheme = "pbkdf2-sha256"
 

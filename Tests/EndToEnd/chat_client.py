@@ -1,4 +1,4 @@
-"""A small client for the JSON protocol on /ws (PROTOCOL.md, "JSON protocol: /ws"), over the real
+"""A small client for the JSON protocol on /ws (docs/protocol.md, "The JSON protocol: /ws"), over the real
 Python `websockets` sync client.
 
 A `ChatClient` numbers its requests, returns the reply carrying the same id and keeps every event

@@ -1,4 +1,4 @@
-"""Crash safety (DESIGN.md, "Durability contract"): after `kill -9` at any moment, every
+"""Crash safety (docs/durability.md): after `kill -9` at any moment, every
 acknowledged message is there after the restart, exactly once, and nothing is duplicated."""
 
 import collections

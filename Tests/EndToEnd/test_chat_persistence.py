@@ -1,4 +1,4 @@
-"""The store behind /ws: restarts keep everything, damaged files are handled as DESIGN.md says
+"""The store behind /ws: restarts keep everything, damaged files are handled as docs/durability.md says
 ("The document tree", "Durability contract"), and one data folder has one server."""
 
 import os

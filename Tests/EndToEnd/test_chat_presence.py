@@ -1,5 +1,5 @@
 """/ws presence: the `online` list on subscribe and `presence` diffs when it changes, however a
-connection ends (PROTOCOL.md, "Events": `presence`, and the paragraph after the table).
+connection ends (docs/protocol.md, "Events": `presence`, and the paragraph after the table).
 
 The `server` fixture runs with --idle-timeout 3 --ping-interval 1, so every "left" must come within
 a few seconds; the waits below are bounded at 10-15 s and are not speed checks."""

@@ -1,4 +1,4 @@
-"""Security of /ws and the admin APIs (DESIGN.md, "Security"; PROTOCOL.md, the endpoint table,
+"""Security of /ws and the admin APIs (docs/protocol.md: the endpoint table,
 "Plain relay" and the first paragraphs of "JSON protocol"): tokens, Origins, hostile JSON,
 what is never sent, rate limits, and rooms that need a token."""
 
@@ -80,7 +80,7 @@ def test_an_oversized_message_is_refused_and_the_server_keeps_serving(server):
     alice, _, _ = signup(server, "alice")
     group = group_with(alice)
     # Default max message size is 1 MiB; this frame is bigger. Either answer the spec allows:
-    # close 1009 (DESIGN.md, "Security") or a `too_large` error reply.
+    # close 1009 (docs/protocol.md, "Bad input") or a `too_large` error reply.
     big = json.dumps({"op": "send", "id": 99, "group": group, "text": "x" * (1 << 20) + "y" * 4096})
     try:
         alice.send_raw(big)

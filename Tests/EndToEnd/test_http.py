@@ -1,4 +1,4 @@
-"""Plain HTTP endpoints and refusals (PROTOCOL.md, "Endpoints on one port")."""
+"""Plain HTTP endpoints and refusals (docs/protocol.md, "Endpoints")."""
 
 import json
 import socket
