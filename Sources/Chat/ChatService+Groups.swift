@@ -9,7 +9,7 @@ extension ChatService {
         let mine = (state.users[uid]?.groups ?? []).compactMap { gid in
             state.groups[gid].map { (gid, $0, state.lastActivity(of: gid)) }
         }
-        let sorted = mine.sorted { $0.2 != $1.2 ? $0.2 > $1.2 : $0.0 > $1.0 }
+        let sorted = mine.sorted { $0.2 > $1.2 }
         reply(session, request) { writer in
             writer.objects("groups", sorted) { nested, entry in
                 let (gid, group, _) = entry
