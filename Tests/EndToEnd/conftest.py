@@ -1,6 +1,7 @@
 """Fixtures for the end-to-end tests: a real switchboard binary on a loopback port."""
 
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -22,6 +23,7 @@ class RunningServer:
     """One server process on 127.0.0.1 with its own data folder."""
 
     def __init__(self, args=(), env=None, data=None):
+        self.owns_data = data is None
         self.data = data or tempfile.mkdtemp(prefix="switchboard-e2e-")
         environment = dict(os.environ)
         environment.update(env or {})
@@ -76,6 +78,9 @@ def start_server():
     yield start
     for server in servers:
         server.stop(signal.SIGKILL)
+    for server in servers:
+        if server.owns_data:
+            shutil.rmtree(server.data, ignore_errors=True)
 
 
 @pytest.fixture

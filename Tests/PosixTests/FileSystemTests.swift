@@ -3,7 +3,8 @@ import Posix
 import Testing
 
 private func temporaryDirectory() -> String {
-    var template = Array("/tmp/switchboard-fs-XXXXXX".utf8CString)
+    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    var template = Array((base + "/switchboard-fs-XXXXXX").utf8CString)
     return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
 }
 

@@ -33,9 +33,10 @@ enum Fixture {
         return paths
     }
 
-    /// Creates a new empty directory under /tmp and returns its path.
+    /// Creates a new empty directory under $TMPDIR (else /tmp) and returns its path.
     static func temporaryDirectory() -> String {
-        var template = Array("/tmp/switchboard-tls-XXXXXX".utf8CString)
+        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array((base + "/switchboard-tls-XXXXXX").utf8CString)
         return template.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress, let path = mkdtemp(base) else {
                 preconditionFailure("mkdtemp failed")
