@@ -1,5 +1,6 @@
 """Fixtures for the end-to-end tests: a real switchboard binary on a loopback port."""
 
+import functools
 import os
 import shutil
 import signal
@@ -7,6 +8,15 @@ import subprocess
 import tempfile
 
 import pytest
+import websockets.sync.client
+
+# How long a test waits for something that must happen (a reply, an event, a handshake). It bounds
+# a failing test and is never what a passing test measures: on a busy machine, where a handshake
+# can take seconds, a tight budget would fail a correct server.
+PATIENCE = 60
+
+# The websockets client with the patient opening handshake every test uses.
+connect = functools.partial(websockets.sync.client.connect, open_timeout=PATIENCE)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -8,10 +8,10 @@ import urllib.error
 import urllib.request
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus
-from websockets.sync.client import connect
 
 from chat_client import PASSWORD, ChatClient, connect_as, group_with, signup
 from wsraw import RawClient
+from conftest import PATIENCE, connect
 
 ADMIN = "e2e-admin-token-0123456789"
 
@@ -20,7 +20,7 @@ def get(url, token=None):
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     request = urllib.request.Request(url, headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=PATIENCE) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
@@ -244,7 +244,7 @@ def test_a_flood_gets_rate_limited_then_closed_with_1008(start_server):
         still_open = flood(alice, group, 10, frames, sent)
     limited = [f for f in frames if f.get("op") == "error" and f.get("code") == "rate_limited"]
     assert limited, f"no rate_limited reply among {frames[:5]}"
-    assert alice.close_code(timeout=10) == 1008
+    assert alice.close_code(timeout=PATIENCE) == 1008
     # The server itself is fine.
     assert ChatClient(server).request("ping")["op"] == "pong"
 
@@ -274,4 +274,4 @@ def test_rooms_need_a_token_when_anonymous_rooms_are_off(start_server):
     _, token, _ = signup(server, "alice")
     # With a token the name is the user's, whatever `name` says.
     with connect(f"{server.ws}/rooms/x?token={token}&name=mallory", compression=None) as room:
-        assert room.recv(timeout=5) == "* alice joined (1 online)"
+        assert room.recv(timeout=PATIENCE) == "* alice joined (1 online)"
