@@ -18,15 +18,15 @@ final class Metrics {
 
     /// Writes the counters.
     func write(to exposition: inout PrometheusText) {
-        exposition.counter("switchboard_messages_in_total", "WebSocket messages received.", messagesIn)
-        exposition.counter("switchboard_messages_out_total", "WebSocket messages queued to clients.", messagesOut)
-        exposition.counter("switchboard_bytes_in_total", "Bytes read from sockets.", bytesIn)
-        exposition.counter("switchboard_bytes_out_total", "Bytes written to sockets.", bytesOut)
-        exposition.counter(
+        exposition.add(.counter, "switchboard_messages_in_total", "WebSocket messages received.", messagesIn)
+        exposition.add(.counter, "switchboard_messages_out_total", "WebSocket messages queued to clients.", messagesOut)
+        exposition.add(.counter, "switchboard_bytes_in_total", "Bytes read from sockets.", bytesIn)
+        exposition.add(.counter, "switchboard_bytes_out_total", "Bytes written to sockets.", bytesOut)
+        exposition.add(.counter, 
             "switchboard_slow_consumers_dropped_total", "Connections closed because their outbound queue was full.",
             slowConsumers)
-        exposition.counter("switchboard_http_errors_total", "Malformed or refused HTTP requests.", httpErrors)
-        exposition.counter(
+        exposition.add(.counter, "switchboard_http_errors_total", "Malformed or refused HTTP requests.", httpErrors)
+        exposition.add(.counter, 
             "switchboard_protocol_errors_total", "WebSocket connections failed, by close code.",
             labelled: closesByCode.sorted { $0.key < $1.key }.map { (labels: "{code=\"\($0.key)\"}", value: $0.value) })
     }

@@ -9,14 +9,14 @@ extension Server {
         for connection in connections {
             byKind[connection.session?.base.kind.rawValue ?? "http", default: 0] += 1
         }
-        exposition.gauge(
+        exposition.add(.gauge, 
             "switchboard_connections", "Open connections by endpoint (http: not upgraded).",
             labelled: byKind.sorted { $0.key < $1.key }.map { (labels: "{kind=\"\($0.key)\"}", value: $0.value) })
-        exposition.gauge("switchboard_rooms", "Plain relay rooms with members.", rooms.rooms.roomCount)
+        exposition.add(.gauge, "switchboard_rooms", "Plain relay rooms with members.", rooms.rooms.roomCount)
         if let service = chat?.service {
-            exposition.gauge("switchboard_groups", "Chat groups stored.", service.state.groups.count)
-            exposition.gauge("switchboard_online_users", "Users with at least one open /ws connection.", service.onlineUserCount)
-            exposition.gauge("switchboard_messages_stored", "Chat messages stored.", service.state.messageCount)
+            exposition.add(.gauge, "switchboard_groups", "Chat groups stored.", service.state.groups.count)
+            exposition.add(.gauge, "switchboard_online_users", "Users with at least one open /ws connection.", service.onlineUserCount)
+            exposition.add(.gauge, "switchboard_messages_stored", "Chat messages stored.", service.state.messageCount)
         }
         metrics.write(to: &exposition)
         if let statistics = store?.statistics { Server.write(statistics, to: &exposition) }
@@ -24,11 +24,11 @@ extension Server {
     }
 
     private static func write(_ statistics: StoreStatistics, to exposition: inout PrometheusText) {
-        exposition.counter("switchboard_store_fsyncs_total", "Journal fsyncs.", statistics.fsyncs)
-        exposition.counter("switchboard_store_mutations_total", "Mutations made durable.", statistics.mutations)
-        exposition.counter("switchboard_store_failures_total", "Failed journal writes or compactions.", statistics.failures)
-        exposition.gauge("switchboard_store_journal_bytes", "Bytes in the journal since the last snapshot.", statistics.journalBytes)
-        exposition.gauge("switchboard_store_snapshot_bytes", "Bytes in the last snapshot.", statistics.snapshotBytes)
+        exposition.add(.counter, "switchboard_store_fsyncs_total", "Journal fsyncs.", statistics.fsyncs)
+        exposition.add(.counter, "switchboard_store_mutations_total", "Mutations made durable.", statistics.mutations)
+        exposition.add(.counter, "switchboard_store_failures_total", "Failed journal writes or compactions.", statistics.failures)
+        exposition.add(.gauge, "switchboard_store_journal_bytes", "Bytes in the journal since the last snapshot.", statistics.journalBytes)
+        exposition.add(.gauge, "switchboard_store_snapshot_bytes", "Bytes in the last snapshot.", statistics.snapshotBytes)
         exposition.histogram("switchboard_store_flush_seconds", "Time to write and fsync one journal batch.", statistics.flushLatency)
         exposition.histogram("switchboard_store_batch_mutations", "Mutations per fsync (group commit).", statistics.batchSize)
     }
