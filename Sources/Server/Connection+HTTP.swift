@@ -21,6 +21,7 @@ extension Connection {
                 return
             case .request(let head, let consumed):
                 offset += consumed
+                messagesRead += 1
                 owner.respond(to: head, on: self)
             }
         }
@@ -29,9 +30,11 @@ extension Connection {
         }
     }
 
-    /// Queues an HTTP response; without keep-alive the connection closes once it is written.
+    /// Queues an HTTP response; without keep-alive the connection closes once it is written,
+    /// as it does after its last allowed request (`ConnectionLimits.maxRequestsPerConnection`).
     func send(_ response: HTTPResponse, keepAlive: Bool) {
         guard lifecycle.acceptsOutput, !lifecycle.isOpen else { return }
+        let keepAlive = keepAlive && lifecycle.mayKeepAlive
         enqueue(ByteChunk(response.serialize(keepAlive: keepAlive)))
         perform(lifecycle.responded(keepAlive: keepAlive, now: owner.now))
     }

@@ -10,6 +10,10 @@ final class Metrics {
     var bytesOut = 0
     var slowConsumers = 0
     var httpErrors = 0
+    /// Sockets closed at accept: over `maxConnections` or `maxConnectionsPerAddress`.
+    var refusedConnections = 0
+    /// `/rooms` messages dropped because their sender was over its publishing rate.
+    var droppedPublishes = 0
     private(set) var closesByCode: [UInt16: Int] = [:]
 
     func countClose(_ code: CloseCode) {
@@ -44,6 +48,8 @@ final class Metrics {
         counter("switchboard_bytes_out_total", "Bytes written to sockets.", bytesOut)
         counter("switchboard_slow_consumers_dropped_total", "Connections closed because their outbound queue was full.", slowConsumers)
         counter("switchboard_http_errors_total", "Malformed or refused HTTP requests.", httpErrors)
+        counter("switchboard_dropped_publishes_total", "Room messages dropped because the sender was over its rate.", droppedPublishes)
+        counter("switchboard_refused_connections_total", "Connections closed at accept by a connection limit.", refusedConnections)
         text += "# HELP switchboard_protocol_errors_total WebSocket connections failed, by close code.\n"
         text += "# TYPE switchboard_protocol_errors_total counter\n"
         for (code, count) in closesByCode.sorted(by: { $0.key < $1.key }) {
