@@ -47,16 +47,18 @@ def test_a_reader_that_stops_is_closed_but_a_burst_to_a_fast_reader_is_not(start
         "SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "4096", "SWITCHBOARD_MAX_MESSAGE_SIZE": "1024",
         "SWITCHBOARD_ROOM_MESSAGES_PER_SECOND": "100000", "SWITCHBOARD_ROOM_BYTES_PER_SECOND": "1000000000"})
     url = server.ws + "/rooms/burst?notices=0"
-    with connect(url) as publisher, connect(url) as fast:
+    with connect(url, compression=None) as fast:
+        publisher = RawClient(server.port, "/rooms/burst?notices=0")
         stopped = RawClient(server.port, "/rooms/burst?notices=0")
         sent = 0
         # 11 MB in all: more than the socket buffers of the reader that stopped can hold.
         for _ in range(300):
-            # Each burst is queued for every member within one pass; the fast reader takes it
-            # all before the next one, so the socket never refuses it anything for long.
-            for _ in range(40):
-                publisher.send(f"{sent:05d}" + "x" * 900)
-                sent += 1
+            # Each burst arrives in one write, so it is queued for every member within one
+            # pass; the fast reader takes it all before the next one.
+            burst = b"".join(RawClient.frame(0x1, (f"{index:05d}" + "x" * 900).encode())
+                             for index in range(sent, sent + 40))
+            publisher.sock.sendall(burst)
+            sent += 40
             for expected in range(sent - 40, sent):
                 assert int(fast.recv(timeout=30)[:5]) == expected, "the fast reader lost messages"
         assert stopped.recv_close() == 1008, "the reader that stopped is closed as a slow consumer"
