@@ -39,6 +39,14 @@ extension Connection {
         perform(lifecycle.responded(keepAlive: keepAlive, now: owner.now))
     }
 
+    /// Answers a connection refused at accept with `answer` (nothing for TLS) and ends it
+    /// without reading a request: the close follows once the peer has read the answer.
+    func refuse(_ answer: [UInt8]) {
+        httpParser = nil
+        if !answer.isEmpty { enqueue(ByteChunk(answer)) }
+        perform(lifecycle.finish(now: owner.now))
+    }
+
     /// Answers the request with `response` (a `101`) and speaks WebSocket from here on, with
     /// `endpoint`'s session for this connection.
     func upgrade(_ response: HTTPResponse, to endpoint: any Endpoint, head: HTTPRequestHead, compression: ConnectionCompression?) {

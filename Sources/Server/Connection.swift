@@ -54,6 +54,8 @@ final class Connection: EventHandler, Flushable {
     private var events: [WebSocketEvent] = []
     /// The connection's place in the owner's list, for O(1) removal.
     var slot = 0
+    /// Refused at accept (over a connection limit): it only says so and closes.
+    var isRefusal = false
 
     init(fd: Int32, owner: any ConnectionOwner, tls: TLSSession?, address: String = "unknown") {
         self.fd = fd
@@ -200,7 +202,13 @@ final class Connection: EventHandler, Flushable {
         checkOutbound()
     }
 
+    /// Appends to the outbound bytes; a pending pong goes first when the socket takes bytes,
+    /// so a ping answered within a fragmented message is answered before the message.
     private func queue(_ chunk: ByteChunk) {
+        if let pong = pendingPong, !socketFull {
+            pendingPong = nil
+            queue(pong)
+        }
         if tls != nil {
             tlsPlaintext.append(chunk)
             tlsPlaintextBytes += chunk.count

@@ -33,6 +33,8 @@ public final class Server: ConnectionOwner {
     /// Every client socket counts against this: `maxConnections`, lowered at start to what the
     /// descriptor limit leaves after a reserve for the store, listeners and the loop.
     private(set) var socketLimit: Int
+    /// Connections refused at accept that are still saying so (at most `maxRefusing`).
+    private var refusing = 0
     /// Listeners that ran out of descriptors; resumed when a connection closes (or at a tick).
     private var pausedListeners: [Listener] = []
     private var lastDescriptorWarning: UInt64?
@@ -52,6 +54,10 @@ public final class Server: ConnectionOwner {
     /// Descriptors kept free of connections: listeners, epoll, eventfd, signalfd, the store's
     /// files, a static file being read.
     static let reservedDescriptors = 32
+    /// Refused connections answered gracefully at once (a write, then a close once the peer
+    /// has read it, at most the close timeout later); more are closed at once. Taken from the
+    /// reserve above.
+    static let maxRefusing = 16
 
     public init(configuration: ServerConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -132,13 +138,10 @@ public final class Server: ConnectionOwner {
         let address = Socket.peerAddress(fd)
         let fromAddress = addressCounts[address, default: 0]
         let perAddress = configuration.maxConnectionsPerAddress
-        guard connections.count < socketLimit, perAddress == 0 || fromAddress < perAddress else {
-            // A TLS client could not read a plaintext answer; it just sees the close.
-            if context == nil {
-                Socket.writeOnce(fd, connections.count < socketLimit ? Server.tooManyFromAddress : Server.busy)
-            }
+        let underLimit = connections.count - refusing < socketLimit
+        guard underLimit, perAddress == 0 || fromAddress < perAddress else {
             metrics.refusedConnections += 1
-            Socket.close(fd)
+            refuse(fd, plain: context == nil, underLimit ? Server.tooManyFromAddress : Server.busy)
             return
         }
         var session: TLSSession?
@@ -162,6 +165,23 @@ public final class Server: ConnectionOwner {
         connection.slot = connections.count
         connections.append(connection)
         addressCounts[address] = fromAddress + 1
+    }
+
+    /// Answers a connection over a limit and closes it once the answer is read, so the close
+    /// does not turn the peer's unread request into a reset that destroys the answer. A TLS
+    /// client could not read a plaintext answer: it just sees the close.
+    private func refuse(_ fd: Int32, plain: Bool, _ answer: [UInt8]) {
+        let connection = Connection(fd: fd, owner: self, tls: nil)
+        guard refusing < Server.maxRefusing, (try? loop.register(fd, connection)) != nil else {
+            if plain { Socket.writeOnce(fd, answer) }
+            Socket.close(fd)
+            return
+        }
+        refusing += 1
+        connection.isRefusal = true
+        connection.slot = connections.count
+        connections.append(connection)
+        connection.refuse(plain ? answer : [])
     }
 
     /// A listener hit the descriptor limit: it stays paused, its backlog waiting in the
@@ -190,7 +210,9 @@ public final class Server: ConnectionOwner {
     }
 
     func closed(_ connection: Connection) {
-        if let count = addressCounts[connection.address] {
+        if connection.isRefusal {
+            refusing -= 1
+        } else if let count = addressCounts[connection.address] {
             addressCounts[connection.address] = count > 1 ? count - 1 : nil
         }
         defer { if !pausedListeners.isEmpty { resumeAccepting() } }

@@ -86,6 +86,11 @@ def server(start_server):
     return start_server("--idle-timeout", "3", "--ping-interval", "1")
 
 
+# Lifts the /rooms publishing rate for tests that publish megabytes as fast as they can.
+UNLIMITED_PUBLISHING = {"SWITCHBOARD_ROOM_MESSAGES_PER_SECOND": "1000000",
+                        "SWITCHBOARD_ROOM_BYTES_PER_SECOND": "1000000000"}
+
+
 def publish_past_a_reader_that_stopped(publisher, watcher, stopped_name):
     """Sends 20 MB in batches of 200 KB that `watcher` reads before the next batch, so a reader
     that keeps up never has more than a batch queued while the member `stopped_name`, which never
