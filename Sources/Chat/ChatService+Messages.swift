@@ -28,6 +28,10 @@ extension ChatService {
     func send(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
         _ = try memberGroup(gid, uid)
+        guard userSendRate.admit(uid, now: clock.monotonicNanoseconds()) else {
+            throw ChatError(.rateLimited,
+                            "too many messages: at most \(configuration.userMessagesPerSecond) a second per user, across connections")
+        }
         let text = try request.string("text")
         let imageUrl = try Self.validURL(request.string("imageUrl"), what: "imageUrl")
         guard (text == nil) != (imageUrl == nil) else {

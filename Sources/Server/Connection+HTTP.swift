@@ -21,6 +21,7 @@ extension Connection {
                 return
             case .request(let head, let consumed):
                 offset += consumed
+                messagesRead += 1
                 owner.respond(to: head, on: self)
             }
         }
@@ -29,11 +30,21 @@ extension Connection {
         }
     }
 
-    /// Queues an HTTP response; without keep-alive the connection closes once it is written.
+    /// Queues an HTTP response; without keep-alive the connection closes once it is written,
+    /// as it does after its last allowed request (`ConnectionLimits.maxRequestsPerConnection`).
     func send(_ response: HTTPResponse, keepAlive: Bool) {
         guard lifecycle.acceptsOutput, !lifecycle.isOpen else { return }
+        let keepAlive = keepAlive && lifecycle.mayKeepAlive
         enqueue(ByteChunk(response.serialize(keepAlive: keepAlive)))
         perform(lifecycle.responded(keepAlive: keepAlive, now: owner.now))
+    }
+
+    /// Answers a connection refused at accept with `answer` (nothing for TLS) and ends it
+    /// without reading a request: the close follows once the peer has read the answer.
+    func refuse(_ answer: [UInt8]) {
+        httpParser = nil
+        if !answer.isEmpty { enqueue(ByteChunk(answer)) }
+        perform(lifecycle.finish(now: owner.now))
     }
 
     /// Answers the request with `response` (a `101`) and speaks WebSocket from here on, with

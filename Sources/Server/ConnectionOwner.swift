@@ -35,4 +35,12 @@ struct ConnectionLimits {
     var maxMessageSize: Int
     /// The largest request head (request line and headers); larger ones get `431`.
     var maxHeadBytes = 8192
+    /// HTTP requests one connection may make (`maxRequestsPerConnection`); the last response
+    /// says `Connection: close`.
+    var maxRequestsPerConnection = 100
+    /// What one readiness event may read from a socket before the loop moves on to the other
+    /// sockets and timers and comes back later: bytes, and messages (or HTTP requests) handled.
+    /// The bytes equal the loop's read buffer, so a steady reader costs no extra reads.
+    var readBudgetBytes = 256 * 1024
+    var readBudgetMessages = 64
 }

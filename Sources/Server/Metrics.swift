@@ -10,6 +10,10 @@ final class Metrics {
     var bytesOut = 0
     var slowConsumers = 0
     var httpErrors = 0
+    /// Sockets closed at accept: over `maxConnections` or `maxConnectionsPerAddress`.
+    var refusedConnections = 0
+    /// `/rooms` messages dropped because their sender was over its publishing rate.
+    var droppedPublishes = 0
     private(set) var closesByCode: [UInt16: Int] = [:]
 
     func countClose(_ code: CloseCode) {
@@ -22,11 +26,17 @@ final class Metrics {
         exposition.add(.counter, "switchboard_messages_out_total", "WebSocket messages queued to clients.", messagesOut)
         exposition.add(.counter, "switchboard_bytes_in_total", "Bytes read from sockets.", bytesIn)
         exposition.add(.counter, "switchboard_bytes_out_total", "Bytes written to sockets.", bytesOut)
-        exposition.add(.counter, 
+        exposition.add(.counter,
             "switchboard_slow_consumers_dropped_total", "Connections closed because their outbound queue was full.",
             slowConsumers)
         exposition.add(.counter, "switchboard_http_errors_total", "Malformed or refused HTTP requests.", httpErrors)
-        exposition.add(.counter, 
+        exposition.add(.counter,
+            "switchboard_dropped_publishes_total", "Room messages dropped because the sender was over its rate.",
+            droppedPublishes)
+        exposition.add(.counter,
+            "switchboard_refused_connections_total", "Connections closed at accept by a connection limit.",
+            refusedConnections)
+        exposition.add(.counter,
             "switchboard_protocol_errors_total", "WebSocket connections failed, by close code.",
             labelled: closesByCode.sorted { $0.key < $1.key }.map { (labels: "{code=\"\($0.key)\"}", value: $0.value) })
     }

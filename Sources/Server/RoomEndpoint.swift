@@ -7,12 +7,18 @@ import WebSocket
 /// `/rooms/{room}`: the plain relay. Every message goes, byte for byte, to every other member.
 ///
 /// A message is framed once and the same chunk is queued on every member: no per-member copy.
+/// Each member publishes within its `PublishRate` (`roomMessagesPerSecond`,
+/// `roomBytesPerSecond`).
 final class RoomEndpoint: Endpoint {
     let rooms = RoomRegistry<Member>()
     /// The user name for a valid `token` query parameter, if any (the chat service's accounts).
     private let userName: (HTTPRequestHead) -> String?
+    let messagesPerSecond: Int
+    let bytesPerSecond: Int
 
-    init(userName: @escaping (HTTPRequestHead) -> String?) {
+    init(messagesPerSecond: Int = 100, bytesPerSecond: Int = 1 << 20, userName: @escaping (HTTPRequestHead) -> String?) {
+        self.messagesPerSecond = messagesPerSecond
+        self.bytesPerSecond = bytesPerSecond
         self.userName = userName
     }
 
@@ -34,6 +40,7 @@ final class RoomEndpoint: Endpoint {
         let displayName: String
         /// `notices=0` turns the `* ... joined` and `* ... left` lines off.
         let wantsNotices: Bool
+        private var rate: PublishRate
 
         init(_ connection: Connection, endpoint: RoomEndpoint, room: String, displayName: String, wantsNotices: Bool) {
             self.connection = connection
@@ -41,6 +48,9 @@ final class RoomEndpoint: Endpoint {
             self.room = room
             self.displayName = displayName
             self.wantsNotices = wantsNotices
+            self.rate = PublishRate(
+                messagesPerSecond: endpoint.messagesPerSecond, bytesPerSecond: endpoint.bytesPerSecond,
+                now: connection.owner.now)
         }
 
         var kind: EndpointKind { .room }
@@ -51,6 +61,20 @@ final class RoomEndpoint: Endpoint {
         }
 
         func relay(_ message: OutgoingMessage) {
+            switch rate.admit(bytes: message.payload.count, now: connection.owner.now) {
+            case .allow:
+                break
+            case .drop(let notify):
+                connection.metrics.droppedPublishes += 1
+                if notify {
+                    var notice = OutgoingMessage(.text, payload: Array(endpoint.slowDown.utf8))
+                    connection.send(&notice)
+                }
+                return
+            case .close:
+                connection.close(code: .policyViolation, reason: "rate limit exceeded")
+                return
+            }
             let members = endpoint.rooms.members(of: room)
             guard members.count > 1 else { return }
             var message = message
@@ -64,6 +88,11 @@ final class RoomEndpoint: Endpoint {
             let count = endpoint.rooms.leave(room, self)
             endpoint.notify(room, "* \(displayName) left (\(count) online)")
         }
+    }
+
+    /// The notice a publisher over its rate gets, at most once a second.
+    var slowDown: String {
+        "* slow down: at most \(messagesPerSecond) messages and \(bytesPerSecond) bytes a second; messages over it are dropped"
     }
 
     private func notify(_ room: String, _ text: String) {
