@@ -33,7 +33,7 @@ public final class Server: ConnectionOwner {
     /// full records, shared because the loop runs one flush at a time.
     let tlsScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * 16_384, alignment: 16)
     private var listeners: [Listener] = []
-    private var pages: [String: [UInt8]] = [:]
+    let staticFiles: StaticFiles
     private var isReady = false
     private var shutdownDeadline: UInt64?
 
@@ -57,10 +57,8 @@ public final class Server: ConnectionOwner {
             // counts as a slow reader.
             outboundBytes: max(configuration.outboundQueueBytes, 2 * configuration.maxMessageSize),
             maxMessageSize: configuration.maxMessageSize)
+        self.staticFiles = StaticFiles(directory: configuration.publicDirectory, logger: logger)
         self.rooms = RoomEndpoint { [unowned self] head in chatUserName(head) }
-        for name in ["index.html"] {
-            if let page = FileSystem.readFile(configuration.publicDirectory + "/" + name) { pages[name] = page }
-        }
     }
 
     deinit {
@@ -189,12 +187,8 @@ public final class Server: ConnectionOwner {
             return presenceResponse(head)
         case .tree(let path):
             return treeResponse(path, head)
-        case .page(let name):
-            guard let page = pages[name] else { break }
-            var response = HTTPResponse(status: .ok, body: page)
-            response.headers.add("Content-Type", "text/html; charset=utf-8")
-            response.headers.add("Cache-Control", "no-cache")
-            return response
+        case .page(let path):
+            if let response = staticFiles.response(for: path, head: head) { return response }
         default:
             break
         }
