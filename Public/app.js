@@ -408,6 +408,9 @@ $("composer").addEventListener("submit", (event) => {
   const text = input.value.trim();
   if (!text || !view.current) return;
   input.value = "";
+  // The message ends this bout of typing (the others stop showing it), so the next keystroke
+  // may announce typing again at once.
+  view.lastTypingSent = 0;
   send({ text });
 });
 
