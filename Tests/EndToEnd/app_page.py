@@ -79,13 +79,20 @@ class AppPage:
         return self.script(
             "return [...document.querySelectorAll('#messages .message .text')].map(e => e.textContent)")
 
+    def all_of(self, css, what):
+        """`what` ("textContent" or an attribute name) of every element matching `css`, read in
+        one script so that a redraw between finding and reading cannot interfere."""
+        return self.script("return [...document.querySelectorAll(arguments[0])]"
+                           ".map(e => arguments[1] === 'textContent' ? e.textContent : e.getAttribute(arguments[1]))",
+                           css, what)
+
     def wait_for_text(self, text, timeout=15):
         self.wait(lambda _: text in self.message_texts(), timeout, f"{text!r} never showed")
 
     def member_online(self, user_id):
         """'true' or 'false' from the member chip of `user_id`, or None when not shown."""
-        chips = self.find_all(f'#members li[data-user="{user_id}"]')
-        return chips[0].get_attribute("data-online") if chips else None
+        return self.script("return document.querySelector(`#members li[data-user=\"${arguments[0]}\"]`)?.dataset.online ?? null",
+                           user_id)
 
     # Ending.
 
