@@ -14,7 +14,13 @@ extension ChatService {
     func committed(_ ticket: UInt64, message: (group: String, message: ChatMessage)? = nil,
                    completion: @escaping (Bool) -> Void) {
         completions.append((ticket, completion))
-        if let message { pendingMessages.append((ticket, message.group, message.message)) }
+        if let message {
+            pendingMessages.append((ticket, message.group, message.message))
+            if let clientId = message.message.clientId {
+                pendingByClient[ClientMessageKey(user: message.message.user, clientId: clientId)] =
+                    (ticket, message.group, message.message)
+            }
+        }
         if store.needsCompaction { compact() }
     }
 
@@ -32,7 +38,13 @@ extension ChatService {
         while pendingMessageHead < pendingMessages.count, pendingMessages[pendingMessageHead].ticket <= ticket {
             let pending = pendingMessages[pendingMessageHead]
             pendingMessageHead += 1
-            if succeeded { state.messages[pending.group, default: MessageLog()].insert(pending.message) }
+            if let clientId = pending.message.clientId {
+                pendingByClient[ClientMessageKey(user: pending.message.user, clientId: clientId)] = nil
+            }
+            if succeeded {
+                state.messages[pending.group, default: MessageLog()].insert(pending.message)
+                state.noteClientId(of: pending.message, group: pending.group)
+            }
         }
         if pendingMessageHead == pendingMessages.count {
             pendingMessages.removeAll(keepingCapacity: true)

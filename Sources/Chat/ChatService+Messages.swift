@@ -47,6 +47,7 @@ extension ChatService {
         if let clientId, clientId.utf8.count > 128 {
             throw ChatError(.badRequest, "`clientId` must be at most 128 bytes")
         }
+        if let clientId, try resend(request, session, uid, gid, clientId) { return }
         let now = clock.milliseconds()
         let message = ChatMessage(
             id: ids.next(milliseconds: now), user: uid, text: text, imageUrl: imageUrl, createdAt: now, clientId: clientId)
@@ -66,6 +67,42 @@ extension ChatService {
             event.raw("message", messageJSON)
             broadcast(event.finished(), group: gid, except: session.client)
         }
+    }
+
+    /// Answers a `send` whose sender already sent `clientId`, and returns true; false when
+    /// the `clientId` is new.
+    ///
+    /// A stored message is answered at once; one still on its way to the disk is answered when
+    /// it gets there, like the first `send`. Either way nothing is written and no event goes
+    /// out: the first `send` did both.
+    private func resend(
+        _ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String, _ gid: String, _ clientId: String
+    ) throws(ChatError) -> Bool {
+        if let (group, message) = state.message(sentBy: uid, clientId: clientId) {
+            try Self.checkSameGroup(group, gid)
+            replyMessage(session, request, message, group: group)
+            return true
+        }
+        guard let pending = pendingByClient[ClientMessageKey(user: uid, clientId: clientId)] else { return false }
+        try Self.checkSameGroup(pending.group, gid)
+        committed(pending.ticket) { [self] succeeded in
+            guard succeeded else { return fail(session, request.id, .storeFailed) }
+            replyMessage(session, request, pending.message, group: pending.group)
+        }
+        return true
+    }
+
+    private static func checkSameGroup(_ stored: String, _ requested: String) throws(ChatError) {
+        guard stored == requested else {
+            throw ChatError(.conflict, "this `clientId` was already used for a message in another group; choose a new one")
+        }
+    }
+
+    private func replyMessage(_ session: ChatSession<Client>, _ request: ChatRequest, _ message: ChatMessage, group: String) {
+        var object = JSONWriter()
+        message.write(into: &object, group: group)
+        let messageJSON = object.finished()
+        reply(session, request) { $0.raw("message", messageJSON) }
     }
 
     func history(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {

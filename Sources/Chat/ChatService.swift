@@ -51,6 +51,10 @@ public final class ChatService<Transport: ChatTransport> {
     /// compaction snapshot must still include.
     var pendingMessages: [(ticket: UInt64, group: String, message: ChatMessage)] = []
     var pendingMessageHead = 0
+    /// The pending messages that came with a `clientId`, by sender and `clientId`, so that a
+    /// resend while the first is still on its way to the disk waits for it instead of storing
+    /// it twice.
+    var pendingByClient: [ClientMessageKey: (ticket: UInt64, group: String, message: ChatMessage)] = [:]
 
     public init(
         state: ChatState, store: Store, transport: Transport, secret: [UInt8],

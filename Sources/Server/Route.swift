@@ -3,6 +3,8 @@ enum Route: Equatable {
     case health
     case ready
     case metrics
+    /// A file of the browser app, by its path inside the `public` folder; app routes
+    /// (`/`, `/join/<code>`) are the app's `index.html`.
     case page(String)
     case echo
     case room(String)
@@ -21,7 +23,7 @@ enum Route: Equatable {
         case "/ws": self = .chat
         case "/api/v1/presence": self = .presence
         case "/api/v1/presence/stream": self = .presenceStream
-        case "/", "/index.html": self = .page("index.html")
+        case "/": self = .page("index.html")
         default:
             if path.hasPrefix("/rooms/") {
                 self = .room(String(path.dropFirst("/rooms/".count)))
@@ -29,8 +31,10 @@ enum Route: Equatable {
                 self = .tree(String(path.dropFirst("/api/v1/tree".count).drop { $0 == "/" }))
             } else if path.hasPrefix("/join/") {
                 self = .page("index.html")
-            } else {
+            } else if path.hasPrefix("/api/") {
                 self = .notFound
+            } else {
+                self = .page(String(path.dropFirst()))
             }
         }
     }

@@ -5,19 +5,20 @@ import WebSocket
 /// Answering requests: plain responses, and upgrades to an endpoint's WebSocket.
 extension Server {
     func respond(to head: HTTPRequestHead, on connection: Connection) {
-        guard head.method == "GET" else {
+        guard head.method == "GET" || head.method == "HEAD" else {
             var response = HTTPResponse.error(
-                .methodNotAllowed, code: "method_not_allowed", message: "only GET is served here")
-            response.headers.add("Allow", "GET")
+                .methodNotAllowed, code: "method_not_allowed", message: "only GET and HEAD are served here")
+            response.headers.add("Allow", "GET, HEAD")
             connection.send(response, keepAlive: false)
             return
         }
         let keepAlive = head.keepAlive && !head.hasBody
         let route = Route(path: head.path)
-        if route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade") {
+        if head.method == "GET" && route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade") {
             upgrade(connection, head, route: route)
         } else {
-            connection.send(plainResponse(for: route, head: head), keepAlive: keepAlive)
+            let response = plainResponse(for: route, head: head)
+            connection.send(head.method == "HEAD" ? response.headResponse() : response, keepAlive: keepAlive)
         }
     }
 

@@ -43,7 +43,7 @@ public final class Server: ConnectionOwner {
     /// full records, shared because the loop runs one flush at a time.
     let tlsScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * 16_384, alignment: 16)
     private var listeners: [Listener] = []
-    private var pages: [String: [UInt8]] = [:]
+    let staticFiles: StaticFiles
     private var isReady = false
     private var shutdownDeadline: UInt64?
 
@@ -76,14 +76,12 @@ public final class Server: ConnectionOwner {
             outboundBytes: max(configuration.outboundQueueBytes, 2 * configuration.maxMessageSize),
             maxMessageSize: configuration.maxMessageSize,
             maxRequestsPerConnection: configuration.maxRequestsPerConnection)
+        self.staticFiles = StaticFiles(directory: configuration.publicDirectory, logger: logger)
         self.rooms = RoomEndpoint(
             messagesPerSecond: configuration.roomMessagesPerSecond,
             // Never below the largest message, which must always be able to pass.
             bytesPerSecond: max(configuration.roomBytesPerSecond, configuration.maxMessageSize)
         ) { [unowned self] head in chatUserName(head) }
-        for name in ["index.html"] {
-            if let page = FileSystem.readFile(configuration.publicDirectory + "/" + name) { pages[name] = page }
-        }
     }
 
     deinit {
@@ -273,12 +271,8 @@ public final class Server: ConnectionOwner {
             return presenceResponse(head)
         case .tree(let path):
             return treeResponse(path, head)
-        case .page(let name):
-            guard let page = pages[name] else { break }
-            var response = HTTPResponse(status: .ok, body: page)
-            response.headers.add("Content-Type", "text/html; charset=utf-8")
-            response.headers.add("Cache-Control", "no-cache")
-            return response
+        case .page(let path):
+            if let response = staticFiles.response(for: path, head: head) { return response }
         default:
             break
         }

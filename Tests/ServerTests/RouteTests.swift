@@ -15,7 +15,9 @@ import Testing
     #expect(Route(path: "/api/v1/tree") == .tree(""))
     #expect(Route(path: "/") == .page("index.html"))
     #expect(Route(path: "/join/abc") == .page("index.html"))
-    #expect(Route(path: "/nope") == .notFound)
+    #expect(Route(path: "/switchboard.js") == .page("switchboard.js"))
+    #expect(Route(path: "/nope") == .page("nope"))
+    #expect(Route(path: "/api/v1/nope") == .notFound)
 }
 
 @Test func onlyWebSocketPathsAreWebSocketRoutes() {
