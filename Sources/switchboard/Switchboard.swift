@@ -6,7 +6,7 @@ import Foundation
 struct Switchboard: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A self-hosted real-time chat relay: WebSocket rooms, presence and stored history.",
-        subcommands: [Serve.self, Cert.self],
+        subcommands: [Serve.self, Cert.self, Health.self],
         defaultSubcommand: Serve.self
     )
 
