@@ -1,4 +1,3 @@
-import CLinux
 import Glibc
 
 /// A blocking TCP client socket with a timeout on every call, for short one-shot exchanges
@@ -44,11 +43,11 @@ public struct BlockingSocket: ~Copyable {
                 setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, size)
                 setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, size)
                 // A connect that times out fails with EINPROGRESS, which the funnel throws;
-                // EAGAIN here means no local port was free.
+                // EAGAIN, which it returns as nil, here means no local port was free.
                 guard try syscall("connect(\(host):\(port))", {
                     Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen)
                 }) != nil else {
-                    throw PosixError(call: "connect(\(host):\(port))", errno: ETIMEDOUT)
+                    throw PosixError(call: "connect(\(host):\(port))", errno: EAGAIN)
                 }
                 return socket
             } catch {
