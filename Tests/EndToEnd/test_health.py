@@ -3,12 +3,12 @@
 import socket
 import subprocess
 
-from conftest import ROOT, binary_path
+from conftest import PATIENCE, ROOT, binary_path
 
 
 def health(*args, env=None):
     return subprocess.run([binary_path(), "health", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=30)
+                          env=env, timeout=PATIENCE)
 
 
 def test_exits_0_when_healthz_answers_ok(server):

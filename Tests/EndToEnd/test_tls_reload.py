@@ -7,9 +7,7 @@ import signal
 import ssl
 import subprocess
 
-from websockets.sync.client import connect
-
-from conftest import binary_path
+from conftest import PATIENCE, binary_path, connect
 
 
 def make_certificate(folder):
@@ -65,7 +63,7 @@ def test_new_handshakes_get_the_new_certificate_while_open_connections_keep_chat
     server = start_with(start_server, old, tmp_path / "live")
     with member(server, old[0], "before") as before, connect(f"{server.ws}/rooms/renewal?notices=0") as plain:
         before.send("before the renewal")
-        assert plain.recv(timeout=5) == "before the renewal"
+        assert plain.recv(timeout=PATIENCE) == "before the renewal"
 
         install(new, tmp_path / "live")
         reload(server, "TLS certificate reloaded")
@@ -74,10 +72,10 @@ def test_new_handshakes_get_the_new_certificate_while_open_connections_keep_chat
             assert served_certificate(after) == der(new[0])
             assert served_certificate(before) == der(old[0])
             before.send("still here")
-            assert after.recv(timeout=5) == "still here"
-            assert plain.recv(timeout=5) == "still here"
+            assert after.recv(timeout=PATIENCE) == "still here"
+            assert plain.recv(timeout=PATIENCE) == "still here"
             after.send("welcome")
-            assert before.recv(timeout=5) == "welcome"
+            assert before.recv(timeout=PATIENCE) == "welcome"
 
 
 def test_a_pair_that_does_not_load_is_refused_and_the_old_one_keeps_serving(start_server, tmp_path):
@@ -94,19 +92,19 @@ def test_a_pair_that_does_not_load_is_refused_and_the_old_one_keeps_serving(star
         with member(server, old[0], "during") as during:
             assert served_certificate(during) == der(old[0])
             before.send("the old pair still serves")
-            assert during.recv(timeout=5) == "the old pair still serves"
+            assert during.recv(timeout=PATIENCE) == "the old pair still serves"
 
             install(new, live)
             reload(server, "TLS certificate reloaded")
             with member(server, new[0], "after") as after:
                 assert served_certificate(after) == der(new[0])
                 during.send("and the fixed pair loads")
-                assert before.recv(timeout=5) == "and the fixed pair loads"
-                assert after.recv(timeout=5) == "and the fixed pair loads"
+                assert before.recv(timeout=PATIENCE) == "and the fixed pair loads"
+                assert after.recv(timeout=PATIENCE) == "and the fixed pair loads"
 
 
 def test_sighup_without_tls_leaves_the_server_running(server):
     reload(server, "TLS is off, nothing to reload")
     with connect(f"{server.ws}/echo") as echo:
         echo.send("still up")
-        assert echo.recv(timeout=5) == "still up"
+        assert echo.recv(timeout=PATIENCE) == "still up"
