@@ -80,8 +80,15 @@ public final class EventLoop: @unchecked Sendable {
     /// Calls `body` with the signal number on every SIGTERM or SIGINT (which
     /// `ProcessSignals.prepare()` must have blocked first).
     public func onShutdownSignal(_ body: @escaping (Int32) -> Void) throws(PosixError) {
-        let fd = try SignalFD.create()
+        let fd = try SignalFD.create(SignalFD.shutdownSignals)
         try register(fd, SignalHandler(fd: fd, body: body))
+    }
+
+    /// Calls `body` on every SIGHUP (which `ProcessSignals.prepare()` must have blocked first),
+    /// the conventional "read your files again" signal of `systemctl reload` and `docker kill -s HUP`.
+    public func onReloadSignal(_ body: @escaping () -> Void) throws(PosixError) {
+        let fd = try SignalFD.create(SignalFD.reloadSignals)
+        try register(fd, SignalHandler(fd: fd, body: { _ in body() }))
     }
 
     /// Runs `body` on the loop thread after `milliseconds`. Returns an id for `cancel`.

@@ -9,7 +9,9 @@ import TLS
 final class Listener: EventHandler {
     let fd: Int32
     let port: Int
-    let tlsContext: TLSContext?
+    /// The context new TLS sessions start from; replaced when the certificate is reloaded
+    /// (each session keeps the one it started with).
+    var tlsContext: TLSContext?
     unowned let server: Server
 
     init(fd: Int32, port: Int, tlsContext: TLSContext?, server: Server) {

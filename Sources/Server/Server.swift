@@ -42,7 +42,7 @@ public final class Server: ConnectionOwner {
     /// (TLSSession.send(_:byteCount:scratch:); TLS 1.3 seals from the frames directly): four
     /// full records, shared because the loop runs one flush at a time.
     let tlsScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * 16_384, alignment: 16)
-    private var listeners: [Listener] = []
+    var listeners: [Listener] = []
     let staticFiles: StaticFiles
     private var isReady = false
     private var shutdownDeadline: UInt64?
@@ -113,6 +113,7 @@ public final class Server: ConnectionOwner {
             logger.notice("received signal \(signal): shutting down")
             beginShutdown()
         }
+        try loop.onReloadSignal { [unowned self] in reloadCertificate() }
         scheduleTick()
         isReady = true
         return urls
