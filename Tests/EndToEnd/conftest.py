@@ -77,6 +77,21 @@ class RunningServer:
         return self.process.returncode
 
 
+def make_certificate(folder):
+    """A fresh self-signed pair for localhost in `folder` (a pathlib.Path), made by the server's
+    own `cert` command: every call makes a different key and certificate."""
+    result = subprocess.run([binary_path(), "cert", "--self-signed", "--out", str(folder)],
+                            capture_output=True, text=True, timeout=PATIENCE)
+    assert result.returncode == 0, result.stderr
+    return folder / "cert.pem", folder / "key.pem"
+
+
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory):
+    """One certificate and key for every TLS test: (cert path, key path)."""
+    return tuple(str(path) for path in make_certificate(tmp_path_factory.mktemp("certificate")))
+
+
 @pytest.fixture
 def start_server():
     """Starts servers on demand; every one is stopped at the end of the test."""

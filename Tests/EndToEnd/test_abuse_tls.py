@@ -4,21 +4,9 @@ path; every message must still arrive, in order (docs/security.md, "TLS")."""
 
 import os
 import subprocess
-import tempfile
 import threading
 
-import pytest
-
-from conftest import binary_path
 from wsraw import RawClient
-
-
-@pytest.fixture(scope="module")
-def certificate():
-    folder = tempfile.mkdtemp(prefix="switchboard-cert-")
-    result = subprocess.run([binary_path(), "cert", "--self-signed", "--out", folder], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    return os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
 
 
 class SClient:

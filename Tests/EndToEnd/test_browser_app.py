@@ -7,7 +7,7 @@ import signal
 import pytest
 
 from app_page import AppPage
-from chat_client import ChatClient, connect_as, group_with, send_many, signup
+from chat_client import connect_as, group_with, send_many, signup
 from test_chat_crash import full_history
 
 # History and the reconnect test send faster than the default per-connection rate.

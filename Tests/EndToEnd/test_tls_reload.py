@@ -5,17 +5,8 @@ import os
 import shutil
 import signal
 import ssl
-import subprocess
 
-from conftest import PATIENCE, binary_path, connect
-
-
-def make_certificate(folder):
-    """A fresh self-signed pair for localhost: every call makes a different key and certificate."""
-    result = subprocess.run([binary_path(), "cert", "--self-signed", "--out", str(folder)],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    return folder / "cert.pem", folder / "key.pem"
+from conftest import PATIENCE, connect, make_certificate
 
 
 def install(pair, live):

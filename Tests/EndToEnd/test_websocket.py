@@ -4,7 +4,6 @@ import os
 import struct
 import time
 
-import pytest
 
 from wsraw import RawClient
 from conftest import connect
