@@ -119,7 +119,7 @@ final class Connection: EventHandler, Flushable {
             perform(lifecycle.finish(now: owner.now))
             return
         }
-        if tls.hasOutput { scheduleFlush() }
+        if tls.hasUrgentOutput { scheduleFlush() }
         plaintext.withUnsafeBytes { process($0) }
     }
 
@@ -286,7 +286,7 @@ final class Connection: EventHandler, Flushable {
     }
 
     func writable() {
-        if !writeQueue.isEmpty || (tls?.hasOutput ?? false) { flush() }
+        if !writeQueue.isEmpty || (tls?.hasUrgentOutput ?? false) { flush() }
     }
 
     // MARK: Closing and time

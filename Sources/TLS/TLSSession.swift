@@ -37,6 +37,8 @@ public final class TLSSession {
 
     /// Set once `SSL_do_handshake` succeeds; application data flows only afterwards.
     var handshakeDone = false
+    /// Whether the waiting output is only what may wait for the next write (`hasUrgentOutput`).
+    private var outputCanWait = false
     /// The first fatal error; once set, OpenSSL's state is unusable (and `SSL_shutdown` must not
     /// be called), so every later call reports it again.
     var failure: TLSError?
@@ -96,6 +98,19 @@ public final class TLSSession {
         !outbound.isEmpty
     }
 
+    /// Whether the waiting ciphertext must be written now because the peer waits for it: the
+    /// handshake's flights (TLS 1.2's last one included) and anything queued beside them.
+    ///
+    /// What OpenSSL writes on its own once a TLS 1.3 handshake is complete (the session tickets,
+    /// a KeyUpdate answer) can wait for the next write of application data, the response to the
+    /// client's first request: one packet fewer per connection, and no ticket reaches a client
+    /// while it is still sending that request. Python's `ssl` loses the request when its reader
+    /// thread handles a ticket while its writer thread sends (the websockets library reads and
+    /// writes from two threads), and the connection then stalls until the handshake timeout.
+    public var hasUrgentOutput: Bool {
+        hasOutput && !outputCanWait
+    }
+
     /// Hands over the ciphertext waiting to be written to the socket and empties the buffer.
     ///
     /// - Returns: the bytes as a chunk for the write queue (not copied), or nil when nothing
@@ -124,6 +139,11 @@ public final class TLSSession {
         defer {
             inbound = UnsafeRawBufferPointer(start: nil, count: 0)
             inboundOffset = 0
+        }
+        let wasDone = handshakeDone
+        let urgentBefore = hasUrgentOutput
+        defer {
+            outputCanWait = !urgentBefore && handshakeDone && (wasDone || SSL_version(ssl) == TLS1_3_VERSION)
         }
         if !handshakeDone {
             try continueHandshake()
