@@ -28,6 +28,38 @@ extension ChatService {
     func send(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
         _ = try memberGroup(gid, uid)
+        let message = try newMessage(request, from: uid)
+        // The journal line is written straight from the message: the same bytes as
+        // `Mutation.set(path: ["Messages", gid, id], value: message.treeValue)` without the
+        // dictionary and the sorting of its keys.
+        let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
+        committed(ticket, message: (gid, message)) { [self] succeeded in
+            guard succeeded else { return fail(session, request.id, .storeFailed) }
+            var object = JSONWriter()
+            message.write(into: &object, group: gid)
+            let messageJSON = object.finished()
+            reply(session, request) { $0.raw("message", messageJSON) }
+            // The event is the same moment as the ack: nobody sees a message that is not durable.
+            var event = JSONWriter(op: "message")
+            event.string("group", gid)
+            event.raw("message", messageJSON)
+            broadcast(event.finished(), group: gid, except: session.client, arrival: request.arrival)
+            noteOfflineMembers(gid, sender: uid, messageJSON)
+        }
+    }
+
+    /// Tells `onOfflineDelivery` which members of `gid`, other than `sender`, have no open
+    /// connection to receive the message just stored.
+    func noteOfflineMembers(_ gid: String, sender: String, _ messageJSON: [UInt8]) {
+        guard let onOfflineDelivery, let group = state.groups[gid] else { return }
+        let offline = group.members.filter { $0 != sender && !isOnline($0) }
+        guard !offline.isEmpty else { return }
+        onOfflineDelivery(OfflineDelivery(group: gid, groupName: group.name, message: messageJSON, users: offline.sorted()))
+    }
+
+    /// A new message from `uid` with the request's content: exactly one of `text` and
+    /// `imageUrl`, and an optional `clientId` (a `send`, or the publish API's body).
+    func newMessage(_ request: ChatRequest, from uid: String) throws(ChatError) -> ChatMessage {
         let text = try request.string("text")
         let imageUrl = try Self.validURL(request.string("imageUrl"), what: "imageUrl")
         guard (text == nil) != (imageUrl == nil) else {
@@ -44,24 +76,8 @@ extension ChatService {
             throw ChatError(.badRequest, "`clientId` must be at most 128 bytes")
         }
         let now = clock.milliseconds()
-        let message = ChatMessage(
+        return ChatMessage(
             id: ids.next(milliseconds: now), user: uid, text: text, imageUrl: imageUrl, createdAt: now, clientId: clientId)
-        // The journal line is written straight from the message: the same bytes as
-        // `Mutation.set(path: ["Messages", gid, id], value: message.treeValue)` without the
-        // dictionary and the sorting of its keys.
-        let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
-        committed(ticket, message: (gid, message)) { [self] succeeded in
-            guard succeeded else { return fail(session, request.id, .storeFailed) }
-            var object = JSONWriter()
-            message.write(into: &object, group: gid)
-            let messageJSON = object.finished()
-            reply(session, request) { $0.raw("message", messageJSON) }
-            // The event is the same moment as the ack: nobody sees a message that is not durable.
-            var event = JSONWriter(op: "message")
-            event.string("group", gid)
-            event.raw("message", messageJSON)
-            broadcast(event.finished(), group: gid, except: session.client)
-        }
     }
 
     func history(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {

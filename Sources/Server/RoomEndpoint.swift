@@ -9,10 +9,14 @@ import WebSocket
 /// A message is framed once and the same chunk is queued on every member: no per-member copy.
 final class RoomEndpoint: Endpoint {
     let rooms = RoomRegistry<Member>()
+    /// Who is in each room by name, for the presence stream, webhook and snapshot.
+    let presence = RoomPresence()
     /// The user name for a valid `token` query parameter, if any (the chat service's accounts).
     private let userName: (HTTPRequestHead) -> String?
+    private let metrics: Metrics
 
-    init(userName: @escaping (HTTPRequestHead) -> String?) {
+    init(metrics: Metrics, userName: @escaping (HTTPRequestHead) -> String?) {
+        self.metrics = metrics
         self.userName = userName
     }
 
@@ -47,23 +51,35 @@ final class RoomEndpoint: Endpoint {
 
         func opened() {
             let count = endpoint.rooms.join(room, self)
+            endpoint.presence.joined(room, displayName)
             endpoint.notify(room, "* \(displayName) joined (\(count) online)")
         }
 
         func relay(_ message: OutgoingMessage) {
             let members = endpoint.rooms.members(of: room)
             guard members.count > 1 else { return }
-            var message = message
-            for member in members where member !== self {
-                member.connection.send(&message)
-            }
-            connection.metrics.messagesOut += members.count - 1
+            endpoint.deliver(message, to: members, except: self, arrivedAt: connection.owner.now)
         }
 
         func closed() {
             let count = endpoint.rooms.leave(room, self)
+            endpoint.presence.left(room, displayName)
             endpoint.notify(room, "* \(displayName) left (\(count) online)")
         }
+    }
+
+    /// Queues `message`, which arrived at `arrival` (loop time), on every member but `except`;
+    /// returns how many got it.
+    @discardableResult
+    func deliver(_ message: OutgoingMessage, to members: ContiguousArray<Member>, except: Member?, arrivedAt arrival: UInt64) -> Int {
+        var message = message
+        var count = 0
+        for member in members where member !== except {
+            member.connection.deliver(&message, arrivedAt: arrival)
+            count += 1
+        }
+        metrics.messagesSent[.room] += count
+        return count
     }
 
     private func notify(_ room: String, _ text: String) {

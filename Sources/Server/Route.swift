@@ -9,6 +9,11 @@ enum Route: Equatable {
     case chat
     case presence
     case presenceStream
+    /// A short-lived token for the stream, for `EventSource`, which cannot send headers.
+    case presenceToken
+    /// The publish API: a message into a plain room, or a group.
+    case roomMessages(String)
+    case groupMessages(String)
     case tree(String)
     case notFound
 
@@ -21,9 +26,17 @@ enum Route: Equatable {
         case "/ws": self = .chat
         case "/api/v1/presence": self = .presence
         case "/api/v1/presence/stream": self = .presenceStream
+        case "/api/v1/presence/token": self = .presenceToken
         case "/", "/index.html": self = .page("index.html")
+        case "/monitor", "/monitor.html": self = .page("monitor.html")
+        case "/monitor.js": self = .page("monitor.js")
+        case "/monitor.css": self = .page("monitor.css")
         default:
-            if path.hasPrefix("/rooms/") {
+            if let room = Route.segment(of: path, between: "/api/v1/rooms/", and: "/messages") {
+                self = .roomMessages(room)
+            } else if let group = Route.segment(of: path, between: "/api/v1/groups/", and: "/messages") {
+                self = .groupMessages(group)
+            } else if path.hasPrefix("/rooms/") {
                 self = .room(String(path.dropFirst("/rooms/".count)))
             } else if path.hasPrefix("/api/v1/tree/") || path == "/api/v1/tree" {
                 self = .tree(String(path.dropFirst("/api/v1/tree".count).drop { $0 == "/" }))
@@ -32,6 +45,24 @@ enum Route: Equatable {
             } else {
                 self = .notFound
             }
+        }
+    }
+
+    /// The one path segment between `prefix` and `suffix`, e.g. the room of
+    /// `/api/v1/rooms/lobby/messages`.
+    private static func segment(of path: String, between prefix: String, and suffix: String) -> String? {
+        guard path.hasPrefix(prefix), path.hasSuffix(suffix), path.utf8.count > prefix.utf8.count + suffix.utf8.count else {
+            return nil
+        }
+        let segment = path.dropFirst(prefix.count).dropLast(suffix.count)
+        return segment.contains("/") ? nil : String(segment)
+    }
+
+    /// The method the route answers: `POST` for what creates something, `GET` for the rest.
+    var method: String {
+        switch self {
+        case .presenceToken, .roomMessages, .groupMessages: "POST"
+        default: "GET"
         }
     }
 

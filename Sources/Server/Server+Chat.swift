@@ -1,8 +1,9 @@
 import Chat
+import Crypto
 import HTTP
 import JSON
+import Posix
 import Store
-import Crypto
 
 /// The chat service's place in the server: the store it lives on, the presence timer, and the
 /// admin HTTP APIs (`/api/v1/presence`, `/api/v1/tree/{path}`).
@@ -40,6 +41,10 @@ extension Server {
             state: state, store: store, transport: endpoint, secret: secret,
             configuration: chatConfiguration, logger: logger)
         endpoint.attach(service)
+        service.onPresenceChange = { [unowned self] change in presenceChanged(change) }
+        if let offlineWebhook {
+            service.onOfflineDelivery = { delivery in offlineWebhook.enqueue(delivery.json, type: "offline") }
+        }
         let bound = LoopBound(service)
         let loop = self.loop
         store.onDurable = { ticket in loop.execute { bound.value.durable(through: ticket) } }
@@ -53,6 +58,7 @@ extension Server {
     private func schedulePresence() {
         loop.schedule(afterMilliseconds: Server.presenceMilliseconds) { [unowned self] in
             chat?.service?.flushPresence()
+            flushRoomPresence()
             schedulePresence()
         }
     }
@@ -70,7 +76,7 @@ extension Server {
     }
 
     /// Whether the request carries `Authorization: Bearer <adminToken>`.
-    private func isAdmin(_ head: HTTPRequestHead) -> Bool {
+    func isAdmin(_ head: HTTPRequestHead) -> Bool {
         guard let adminToken = configuration.adminToken, let header = head.headers["Authorization"] else { return false }
         let prefix = "Bearer "
         guard header.hasPrefix(prefix) else { return false }
@@ -80,13 +86,28 @@ extension Server {
     private static let adminRequired = HTTPResponse.error(
         .unauthorized, code: "unauthorized", message: "send Authorization: Bearer <admin token>")
 
+    /// Why `head` may not use an admin endpoint, or nil when it may: `403` unless an admin token
+    /// is configured and the request carries it. With `acceptingStreamToken`, a valid stream
+    /// token in the `token` query parameter counts too (StreamToken).
+    func adminRefusal(_ head: HTTPRequestHead, acceptingStreamToken: Bool = false) -> HTTPResponse? {
+        guard let adminToken = configuration.adminToken else {
+            return .error(.forbidden, code: "forbidden", message: "this endpoint needs an admin token in the configuration (adminToken)")
+        }
+        if isAdmin(head) { return nil }
+        if acceptingStreamToken, let token = head.query["token"],
+           StreamToken.verify(token, key: Array(adminToken.utf8), now: SystemClock.epochMilliseconds() / 1000) {
+            return nil
+        }
+        return .error(.forbidden, code: "forbidden", message: "send Authorization: Bearer <admin token>")
+    }
+
     /// `GET /api/v1/presence`: open when no admin token is configured.
     func presenceResponse(_ head: HTTPRequestHead) -> HTTPResponse {
         if configuration.adminToken != nil && !isAdmin(head) { return Server.adminRequired }
         guard let service = chat?.service else {
             return .error(.serviceUnavailable, code: "unavailable", message: "the store is not loaded yet")
         }
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot())
+        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot(rooms: rooms.presence.snapshot))
     }
 
     /// `GET /api/v1/tree/{path}`: admin only, so refused outright when no admin token is set.

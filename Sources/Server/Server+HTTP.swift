@@ -2,22 +2,31 @@ import Bytes
 import HTTP
 import WebSocket
 
-/// Answering requests: plain responses, and upgrades to an endpoint's WebSocket.
+/// Answering requests: plain responses, the publish API, the presence stream, and upgrades to
+/// an endpoint's WebSocket.
 extension Server {
-    func respond(to head: HTTPRequestHead, on connection: Connection) {
-        guard head.method == "GET" else {
+    func respond(to head: HTTPRequestHead, body: [UInt8], on connection: Connection) {
+        let route = Route(path: head.path)
+        guard head.method == route.method else {
             var response = HTTPResponse.error(
-                .methodNotAllowed, code: "method_not_allowed", message: "only GET is served here")
-            response.headers.add("Allow", "GET")
+                .methodNotAllowed, code: "method_not_allowed", message: "\(head.path) answers \(route.method) only")
+            response.headers.add("Allow", route.method)
             connection.send(response, keepAlive: false)
             return
         }
-        let keepAlive = head.keepAlive && !head.hasBody
-        let route = Route(path: head.path)
-        if route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade") {
+        switch route {
+        case .groupMessages(let group):
+            publishToGroup(group, body: body, head: head, on: connection)
+        case .roomMessages(let room):
+            connection.send(publishToRoom(room, body: body, head: head), keepAlive: head.keepAlive)
+        case .presenceToken:
+            connection.send(presenceTokenResponse(head), keepAlive: head.keepAlive)
+        case .presenceStream:
+            openPresenceStream(head, on: connection)
+        case _ where route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade"):
             upgrade(connection, head, route: route)
-        } else {
-            connection.send(plainResponse(for: route, head: head), keepAlive: keepAlive)
+        default:
+            connection.send(plainResponse(for: route, head: head), keepAlive: head.keepAlive)
         }
     }
 
@@ -36,7 +45,7 @@ extension Server {
         case .accept(let accepted):
             response = accepted
         }
-        guard webSocketCount < configuration.maxConnections else {
+        guard sessionCount < configuration.maxConnections else {
             return connection.send(
                 .error(.serviceUnavailable, code: "unavailable",
                        message: "the server is at its connection limit; try again later"),
@@ -44,7 +53,28 @@ extension Server {
         }
         let negotiated = compression.negotiate(offers: head.headers.values("Sec-WebSocket-Extensions"))
         if let negotiated { response.headers.add("Sec-WebSocket-Extensions", negotiated.answer) }
-        webSocketCount += 1
+        sessionCount += 1
         connection.upgrade(response, to: endpoint, head: head, compression: negotiated?.compression)
+    }
+
+    /// A page from the public folder, with the headers a page needs: its type, revalidation, and
+    /// the security headers (a Content-Security-Policy that allows only the server's own scripts,
+    /// styles and connections, no framing, no MIME sniffing, no referrer).
+    static func pageResponse(_ name: String, _ page: [UInt8]) -> HTTPResponse {
+        let type = switch name.split(separator: ".").last {
+        case "js": "text/javascript; charset=utf-8"
+        case "css": "text/css; charset=utf-8"
+        default: "text/html; charset=utf-8"
+        }
+        return HTTPResponse(status: .ok, headers: [
+            "Content-Type": type,
+            "Cache-Control": "no-cache",
+            "Content-Security-Policy":
+                "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data: https:; "
+                + "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+            "X-Content-Type-Options": "nosniff",
+            "X-Frame-Options": "DENY",
+            "Referrer-Policy": "no-referrer",
+        ], body: page)
     }
 }

@@ -22,12 +22,16 @@ public final class Server: ConnectionOwner {
     let compression: CompressionPolicy
     let echo = EchoEndpoint()
     private(set) var rooms: RoomEndpoint!
+    private(set) var presenceStream: PresenceStream!
+    let presenceWebhook: Webhook?
+    let offlineWebhook: Webhook?
     /// `/ws` and the store it persists to, from `start` on (see Server+Chat.swift).
     var chat: ChatEndpoint?
     var store: Store?
     var connections: ContiguousArray<Connection> = []
-    /// Upgraded connections whose close is not decided yet (`maxConnections` counts these).
-    var webSocketCount = 0
+    /// Upgraded connections and presence streams whose close is not decided yet
+    /// (`maxConnections` counts these).
+    var sessionCount = 0
     /// Where a TLS 1.2 connection gathers its queued frames for one `SSL_write` at the flush
     /// (TLSSession.send(_:byteCount:scratch:); TLS 1.3 seals from the frames directly): four
     /// full records, shared because the loop runs one flush at a time.
@@ -57,10 +61,29 @@ public final class Server: ConnectionOwner {
             // counts as a slow reader.
             outboundBytes: max(configuration.outboundQueueBytes, 2 * configuration.maxMessageSize),
             maxMessageSize: configuration.maxMessageSize)
-        self.rooms = RoomEndpoint { [unowned self] head in chatUserName(head) }
-        for name in ["index.html"] {
+        self.presenceWebhook = try Server.webhook(configuration.presenceWebhook, "presenceWebhook", configuration, logger)
+        self.offlineWebhook = try Server.webhook(configuration.offlineWebhook, "offlineWebhook", configuration, logger)
+        self.rooms = RoomEndpoint(metrics: metrics) { [unowned self] head in chatUserName(head) }
+        self.presenceStream = PresenceStream(epoch: String(SystemClock.epochMilliseconds())) { [unowned self] in
+            presenceSnapshot()
+        }
+        for name in ["index.html", "monitor.html", "monitor.js", "monitor.css"] {
             if let page = FileSystem.readFile(configuration.publicDirectory + "/" + name) { pages[name] = page }
         }
+    }
+
+    /// The webhook posting to `url`, if one is set; a URL without a secret stops the start.
+    private static func webhook(
+        _ url: String?, _ setting: String, _ configuration: ServerConfiguration, _ logger: Logger
+    ) throws(WebhookError) -> Webhook? {
+        guard let url else { return nil }
+        guard let target = WebhookTarget(url) else {
+            throw WebhookError(description: "\(setting) must be an http://host[:port]/path URL")
+        }
+        guard let secret = configuration.webhookSecret, !secret.isEmpty else {
+            throw WebhookError(description: "\(setting) needs webhookSecret, the key its requests are signed with")
+        }
+        return Webhook(target: target, secret: Array(secret.utf8), queueLimit: configuration.webhookQueueLimit, logger: logger)
     }
 
     deinit {
@@ -92,6 +115,7 @@ public final class Server: ConnectionOwner {
             beginShutdown()
         }
         scheduleTick()
+        scheduleHeartbeat()
         isReady = true
         return urls
     }
@@ -128,7 +152,7 @@ public final class Server: ConnectionOwner {
     var now: UInt64 { loop.now }
 
     func sessionEnded(_ connection: Connection) {
-        webSocketCount -= 1
+        sessionCount -= 1
     }
 
     func closed(_ connection: Connection) {
@@ -191,10 +215,7 @@ public final class Server: ConnectionOwner {
             return treeResponse(path, head)
         case .page(let name):
             guard let page = pages[name] else { break }
-            var response = HTTPResponse(status: .ok, body: page)
-            response.headers.add("Content-Type", "text/html; charset=utf-8")
-            response.headers.add("Cache-Control", "no-cache")
-            return response
+            return Server.pageResponse(name, page)
         default:
             break
         }
