@@ -62,11 +62,11 @@ class EventStream:
         self.connection.close()
 
 
-def admin_server(start_server, *args, env=None):
+def admin_server(start_server, *args, env=None, data=None):
     """A server with the test admin token and short timers (idle timeout 3 s)."""
     environment = {"SWITCHBOARD_ADMIN_TOKEN": ADMIN_TOKEN}
     environment.update(env or {})
-    return start_server("--idle-timeout", "3", "--ping-interval", "1", *args, env=environment)
+    return start_server("--idle-timeout", "3", "--ping-interval", "1", *args, env=environment, data=data)
 
 
 def has(item):
