@@ -53,7 +53,7 @@ final class PresenceStream {
     func missed(after lastEventID: String) -> [ByteChunk]? {
         guard let dash = lastEventID.lastIndex(of: "-"), lastEventID[..<dash] == epoch,
               let sequence = UInt64(lastEventID[lastEventID.index(after: dash)...]), sequence <= lastSequence,
-              lastSequence - sequence < UInt64(Self.heldEvents)
+              lastSequence - sequence <= UInt64(Self.heldEvents)
         else { return nil }
         var events: [ByteChunk] = []
         var next = sequence + 1
