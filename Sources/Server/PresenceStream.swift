@@ -31,8 +31,6 @@ final class PresenceStream {
         self.snapshot = snapshot
     }
 
-    var subscriberCount: Int { subscribers.count }
-
     /// Sends `change` to every subscriber and keeps it for those that reconnect.
     func publish(_ change: PresenceChange) {
         lastSequence += 1
