@@ -10,24 +10,28 @@ extension ChatService {
     ///
     /// `body` is `{"text"|"imageUrl", "sender"?, "clientId"?}`; the message's `user` is
     /// `system:<sender>` (default `system`), which no user id can be (ids have no colon), so
-    /// clients can show it as the service it is. `arrival` is when the request arrived
-    /// (monotonic nanoseconds), for the delivery latency.
+    /// clients can show it as the service it is. A `clientId` the same sender already used in
+    /// this group is answered with the stored message, nothing written and no event sent, as a
+    /// `send` is, so a backend may retry a publish whose answer it lost. `arrival` is when the
+    /// request arrived (monotonic nanoseconds), for the delivery latency.
     public func publish(
         group gid: String, body: [UInt8], arrival: UInt64, completion: @escaping (Result<[UInt8], ChatError>) -> Void
     ) {
         let message: ChatMessage
         do throws(ChatError) {
             guard state.groups[gid] != nil else { throw ChatError.noSuchGroup }
-            message = try publishedMessage(body)
+            let (sender, content) = try publishedContent(body)
+            if let clientId = content.clientId, try resent(sender, gid, clientId, answer: { message in
+                completion(message.map { .success($0) } ?? .failure(.storeFailed))
+            }) { return }
+            message = newMessage(content, from: sender)
         } catch {
             return completion(.failure(error))
         }
         let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
         committed(ticket, message: (gid, message)) { [self] succeeded in
             guard succeeded else { return completion(.failure(.storeFailed)) }
-            var object = JSONWriter()
-            message.write(into: &object, group: gid)
-            let messageJSON = object.finished()
+            let messageJSON = Self.json(message, group: gid)
             var event = JSONWriter(op: "message")
             event.string("group", gid)
             event.raw("message", messageJSON)
@@ -37,8 +41,10 @@ extension ChatService {
         }
     }
 
-    /// The message a publish body describes, checked like a `send`.
-    private func publishedMessage(_ body: [UInt8]) throws(ChatError) -> ChatMessage {
+    /// The sender (`system:<sender>`) and content a publish body describes, checked like a `send`.
+    private func publishedContent(
+        _ body: [UInt8]
+    ) throws(ChatError) -> (sender: String, content: MessageContent) {
         let value: JSONValue
         do {
             value = try JSONValue.parse(body, limits: JSONLimits(maxDepth: 4, maxBytes: configuration.maxRequestBytes))
@@ -54,7 +60,7 @@ extension ChatService {
         guard (1...64).contains(sender.utf8.count), sender.utf8.allSatisfy(Self.isSenderByte) else {
             throw ChatError(.badRequest, "`sender` must be 1 to 64 characters of A-Z a-z 0-9 . _ -")
         }
-        return try newMessage(request, from: "system:" + sender)
+        return ("system:" + sender, try messageContent(request))
     }
 
     private static func isSenderByte(_ byte: UInt8) -> Bool {

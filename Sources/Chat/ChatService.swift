@@ -43,6 +43,12 @@ public final class ChatService<Transport: ChatTransport> {
     /// Told of every group message stored while members other than the sender had no open
     /// connection (the offline-delivery webhook); without it that list is never computed.
     public var onOfflineDelivery: ((OfflineDelivery) -> Void)?
+    /// Failed logins by account and by address (password guessing).
+    var loginThrottle = LoginThrottle()
+    /// Signups by client address (`signupsPerHour`).
+    var signupRate: KeyedRateLimiter
+    /// `send`s by user, across connections (`userMessagesPerSecond`).
+    var userSendRate: KeyedRateLimiter
 
     /// Completions waiting for the store, in ticket order.
     var completions: [(ticket: UInt64, run: (Bool) -> Void)] = []
@@ -51,6 +57,10 @@ public final class ChatService<Transport: ChatTransport> {
     /// compaction snapshot must still include.
     var pendingMessages: [(ticket: UInt64, group: String, message: ChatMessage)] = []
     var pendingMessageHead = 0
+    /// The pending messages that came with a `clientId`, by sender and `clientId`, so that a
+    /// resend while the first is still on its way to the disk waits for it instead of storing
+    /// it twice.
+    var pendingByClient: [ClientMessageKey: (ticket: UInt64, group: String, message: ChatMessage)] = [:]
 
     public init(
         state: ChatState, store: Store, transport: Transport, secret: [UInt8],
@@ -63,14 +73,18 @@ public final class ChatService<Transport: ChatTransport> {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
+        signupRate = KeyedRateLimiter(
+            rate: Double(configuration.signupsPerHour) / 3600, burst: Double(configuration.signupsPerHour))
+        userSendRate = KeyedRateLimiter(
+            rate: Double(configuration.userMessagesPerSecond), burst: 2 * Double(configuration.userMessagesPerSecond))
     }
 
     // MARK: Connections
 
-    /// A connection opened on `/ws`; a valid `token` from the URL signs it in at once. An
-    /// invalid one leaves it signed out (it may still `auth`, `login` or `signup`).
-    public func opened(_ client: Client, token: String?) {
-        let session = ChatSession(client: client, rate: RateLimiter(rate: configuration.messagesPerSecond, now: clock.monotonicNanoseconds()))
+    /// A connection opened on `/ws` from `address`; a valid `token` from the URL signs it in
+    /// at once. An invalid one leaves it signed out (it may still `auth`, `login` or `signup`).
+    public func opened(_ client: Client, token: String?, address: String = "unknown") {
+        let session = ChatSession(client: client, address: address, rate: RateLimiter(rate: configuration.messagesPerSecond, now: clock.monotonicNanoseconds()))
         sessions[ObjectIdentifier(client)] = session
         if let token, let claims = validSession(token) {
             attach(session, claims)

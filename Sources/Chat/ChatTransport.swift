@@ -20,8 +20,10 @@ public protocol ChatTransport: AnyObject {
     /// (possibly before this returns), so the caller must not touch the client's session after.
     func close(_ client: Client, code: UInt16, reason: String)
 
-    /// Runs `work` on a worker thread, then `then` with its result back on the event loop.
+    /// Runs `work` on a worker thread, then `then` with its result back on the event loop;
+    /// returns false, running nothing, when the workers and their short queue are full.
     ///
-    /// Password hashing takes about 100 ms of CPU and must never stall the loop.
-    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void)
+    /// Password hashing takes about 100 ms of CPU and must never stall the loop, nor pile up
+    /// without bound behind a client that asks for it faster than the cores can hash.
+    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) -> Bool
 }

@@ -23,6 +23,7 @@ extension Connection {
                 return
             case .request(let head, let body, let consumed):
                 offset += consumed
+                messagesRead += 1
                 owner.respond(to: head, body: body, on: self)
             }
         }
@@ -44,7 +45,7 @@ extension Connection {
 
     /// Keeps input that came behind a request whose answer is pending; more than one request's
     /// worth means the client is not waiting for answers, and it is dropped.
-    private func hold(_ bytes: UnsafeRawBufferPointer) {
+    func hold(_ bytes: UnsafeRawBufferPointer) {
         heldInput.append(contentsOf: bytes)
         if heldInput.count > owner.limits.maxHeadBytes + owner.limits.maxBodyBytes {
             metrics.httpErrors += 1
@@ -57,10 +58,12 @@ extension Connection {
         isAwaitingResponse = true
     }
 
-    /// Queues an HTTP response; without keep-alive the connection closes once it is written.
+    /// Queues an HTTP response; without keep-alive the connection closes once it is written,
+    /// as it does after its last allowed request (`ConnectionLimits.maxRequestsPerConnection`).
     /// Input held while this answer was pending is parsed now.
     func send(_ response: HTTPResponse, keepAlive: Bool) {
         guard lifecycle.acceptsOutput, lifecycle.isHTTP else { return }
+        let keepAlive = keepAlive && lifecycle.mayKeepAlive
         enqueue(ByteChunk(response.serialize(keepAlive: keepAlive)))
         perform(lifecycle.responded(keepAlive: keepAlive, now: owner.now))
         guard isAwaitingResponse else { return }
@@ -78,6 +81,14 @@ extension Connection {
         lifecycle.streamed()
         self.session = .stream(session)
         session.opened()
+    }
+
+    /// Answers a connection refused at accept with `answer` (nothing for TLS) and ends it
+    /// without reading a request: the close follows once the peer has read the answer.
+    func refuse(_ answer: [UInt8]) {
+        httpParser = nil
+        if !answer.isEmpty { enqueue(ByteChunk(answer)) }
+        perform(lifecycle.finish(now: owner.now))
     }
 
     /// Answers the request with `response` (a `101`) and speaks WebSocket from here on, with

@@ -34,9 +34,21 @@ final class Connection: EventHandler, Flushable {
     var session: Session?
     /// The negotiated permessage-deflate streams, if any.
     var compression: ConnectionCompression?
+    /// The peer's IP address, the key of per-address limits.
+    let address: String
     /// The slow-consumer limit (`ConnectionLimits.outboundBytes`).
     private let outboundLimit: Int
     private var writeQueue = WriteQueue()
+    /// Whether the last write attempt left bytes the socket refused: only then can what waits
+    /// mean a slow reader (a burst queued within one pass is not one).
+    private var socketFull = false
+    /// The reply to the latest ping, held back while the socket refuses bytes: RFC 6455 §5.5.3
+    /// lets a server answer only the latest, so a peer that pings without reading costs one
+    /// pong, not a queue of them.
+    private var pendingPong: ByteChunk?
+    /// Messages (and HTTP requests) handled since the current readiness event began, against
+    /// `ConnectionLimits.readBudgetMessages`.
+    var messagesRead = 0
     /// Plaintext frames for a TLS connection, encrypted together at the flush: a burst of room
     /// messages becomes one stream of records sealed straight into the chunk the socket sends
     /// from (TLSSession.send(_:byteCount:scratch:)), not one record per message.
@@ -51,26 +63,40 @@ final class Connection: EventHandler, Flushable {
     private var events: [WebSocketEvent] = []
     /// The connection's place in the owner's list, for O(1) removal.
     var slot = 0
+    /// Refused at accept (over a connection limit): it only says so and closes.
+    var isRefusal = false
 
-    init(fd: Int32, owner: any ConnectionOwner, tls: TLSSession?) {
+    init(fd: Int32, owner: any ConnectionOwner, tls: TLSSession?, address: String = "unknown") {
         self.fd = fd
+        self.address = address
         self.owner = owner
         self.loop = owner.loop
         self.metrics = owner.metrics
         self.tls = tls
         self.outboundLimit = owner.limits.outboundBytes
         self.httpParser = HTTPRequestParser(maxHeadBytes: owner.limits.maxHeadBytes, maxBodyBytes: owner.limits.maxBodyBytes)
-        self.lifecycle = ConnectionLifecycle(now: owner.now, timeouts: owner.limits.timeouts)
+        self.lifecycle = ConnectionLifecycle(
+            now: owner.now, timeouts: owner.limits.timeouts, maxRequests: owner.limits.maxRequestsPerConnection)
     }
 
     // MARK: Reading
 
+    /// Reads until the socket has nothing more, or until this event's budget (bytes and
+    /// messages, `ConnectionLimits`) is spent: then the loop comes back after the other
+    /// sockets and the timers (`EventLoop.readLater`), so one busy peer cannot starve them.
     func readable(hangup: Bool) {
         let buffer = loop.readBuffer
+        var budget = owner.limits.readBudgetBytes
+        messagesRead = 0
         while !lifecycle.isClosed {
+            guard budget > 0, messagesRead < owner.limits.readBudgetMessages else {
+                loop.readLater(fd)
+                return
+            }
             let count: Int
             do {
-                guard let read = try Socket.read(fd, into: buffer) else { return }
+                let window = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, budget)])
+                guard let read = try Socket.read(fd, into: window) else { return }
                 count = read
             } catch {
                 owner.logger.debug("read failed", metadata: ["error": "\(error)"])
@@ -81,6 +107,7 @@ final class Connection: EventHandler, Flushable {
                 perform(lifecycle.ended())
                 return
             }
+            budget -= count
             lifecycle.heard(at: owner.now)
             metrics.bytesIn += count
             receive(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
@@ -109,8 +136,6 @@ final class Connection: EventHandler, Flushable {
         guard !bytes.isEmpty else { return }
         if webSocket != nil {
             processWebSocket(bytes)
-        } else if isAwaitingResponse {
-            heldInput.append(contentsOf: bytes)
         } else if httpParser != nil {
             processHTTP(bytes)
         }
@@ -141,13 +166,19 @@ final class Connection: EventHandler, Flushable {
         case .pong, .closeConnection:
             break
         case .write(let chunk):
-            enqueue(chunk)
+            if chunk.bytes.first.map({ $0 & 0x0F == Opcode.pong.rawValue }) == true {
+                pendingPong = chunk
+                scheduleFlush()
+            } else {
+                enqueue(chunk)
+            }
         }
     }
 
     /// Hands a message to the session in the form it takes: relays get it ready to pass on,
     /// with the sender's compression; readers get the payload alone.
     private func deliver(_ opcode: Opcode, _ payload: [UInt8], _ compressed: [UInt8]?) {
+        messagesRead += 1
         switch session {
         case .relay(let relay)?:
             metrics.messagesReceived[relay.kind] += 1
@@ -162,17 +193,10 @@ final class Connection: EventHandler, Flushable {
 
     // MARK: Writing
 
-    /// Queues a frame for the peer; it goes out at the end of this loop iteration. A peer whose
-    /// queue passes the outbound limit is closed as a slow consumer.
+    /// Queues a frame for the peer; it goes out at the end of this loop iteration.
     func send(_ chunk: ByteChunk) {
         guard lifecycle.acceptsOutput else { return }
         enqueue(chunk)
-        let queued = writeQueue.queuedBytes + tlsPlaintextBytes
-        if queued > outboundLimit {
-            metrics.slowConsumers += 1
-            owner.logger.debug("closing a slow consumer", metadata: ["queued": "\(queued)"])
-            close(code: .policyViolation, reason: "slow consumer: outbound queue full")
-        }
     }
 
     /// Frames `message` for this connection's compression and queues it.
@@ -188,16 +212,39 @@ final class Connection: EventHandler, Flushable {
         send(message.frame(for: compression))
     }
 
-    /// Queues bytes without the slow-consumer check: the protocol's own frames (pongs, pings,
-    /// close frames) and HTTP responses.
+    /// Queues bytes, also while closing: the protocol's own frames (pings, close frames) and
+    /// HTTP responses. Every byte counts against the outbound limit.
     func enqueue(_ chunk: ByteChunk) {
+        queue(chunk)
+        scheduleFlush()
+        checkOutbound()
+    }
+
+    /// Appends to the outbound bytes; a pending pong goes first when the socket takes bytes,
+    /// so a ping answered within a fragmented message is answered before the message.
+    private func queue(_ chunk: ByteChunk) {
+        if let pong = pendingPong, !socketFull {
+            pendingPong = nil
+            queue(pong)
+        }
         if tls != nil {
             tlsPlaintext.append(chunk)
             tlsPlaintextBytes += chunk.count
         } else {
             writeQueue.append(chunk)
         }
-        scheduleFlush()
+    }
+
+    /// Closes a slow consumer: a peer whose socket refused bytes at the last write attempt and
+    /// for whom more than the outbound limit now waits. A reader that keeps up has an empty
+    /// socket backlog, so a large burst queued within one pass never closes it.
+    private func checkOutbound() {
+        guard socketFull else { return }
+        let queued = writeQueue.queuedBytes + tlsPlaintextBytes
+        guard queued > outboundLimit, lifecycle.acceptsOutput else { return }
+        metrics.slowConsumers += 1
+        owner.logger.debug("closing a slow consumer", metadata: ["queued": "\(queued)"])
+        close(code: .policyViolation, reason: "slow consumer: outbound queue full")
     }
 
     func scheduleFlush() {
@@ -209,6 +256,10 @@ final class Connection: EventHandler, Flushable {
     func flush() {
         flushScheduled = false
         guard lifecycle.writes else { return }
+        if let pong = pendingPong, !socketFull {
+            pendingPong = nil
+            queue(pong)
+        }
         if let tls {
             if !tlsPlaintext.isEmpty {
                 do {
@@ -231,7 +282,15 @@ final class Connection: EventHandler, Flushable {
             return
         }
         metrics.bytesOut += before - writeQueue.queuedBytes
-        guard drained else { return }
+        guard drained else {
+            socketFull = true
+            lifecycle.refused(now: owner.now)
+            checkOutbound()
+            return
+        }
+        socketFull = false
+        lifecycle.drained()
+        if pendingPong != nil { scheduleFlush() }
         if unwrittenMessages > 0 {
             let waited = owner.now - min(oldestUnwrittenArrival, owner.now)
             metrics.deliveryLatency.record(Double(waited) / 1e9, times: UInt64(unwrittenMessages))
@@ -297,6 +356,7 @@ final class Connection: EventHandler, Flushable {
         case .closeSocket:
             endSession()
             writeQueue.removeAll()
+            pendingPong = nil
             tlsPlaintext = []
             tlsPlaintextBytes = 0
             loop.deregister(fd)
@@ -311,6 +371,5 @@ final class Connection: EventHandler, Flushable {
         guard let session else { return }
         self.session = nil
         session.base.closed()
-        owner.sessionEnded(self)
     }
 }

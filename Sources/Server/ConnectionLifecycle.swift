@@ -12,6 +12,10 @@ import WebSocket
 ///   └─ finish() ──────┴─────────────────▶ closing(flushing) ─flushed()─▶ closing(shut) ─▶ closed
 /// any ─ended() (end of stream, socket error, deadline)─────────────────────────────────▶ closed
 /// ```
+///
+/// An open connection is closed with 1001 after `idle` of silence, and with 1008 after `idle`
+/// during which the socket refused our bytes (it sends but never reads: pings keep it
+/// talking, not listening). An HTTP connection closes after `maxRequests` responses.
 struct ConnectionLifecycle {
     enum State: Equatable {
         /// Reading HTTP requests (the TLS handshake included) until `deadline`, counted from
@@ -63,11 +67,19 @@ struct ConnectionLifecycle {
     /// When the peer last sent anything; silence is measured from here.
     private(set) var lastHeard: UInt64
     private var lastPing: UInt64 = 0
+    /// Since when the socket has refused bytes we have for the peer (nil while it takes them
+    /// all): a peer that keeps sending but never reads is not idle, yet it is not listening.
+    private(set) var stalledSince: UInt64?
+    /// How many HTTP requests one connection may make before it must reconnect, so a
+    /// keep-alive connection cannot be renewed forever.
+    let maxRequests: Int
+    private(set) var responses = 0
 
-    init(now: UInt64, timeouts: Timeouts) {
+    init(now: UInt64, timeouts: Timeouts, maxRequests: Int = 100) {
         self.timeouts = timeouts
         self.state = .http(deadline: now + timeouts.handshake)
         self.lastHeard = now
+        self.maxRequests = maxRequests
     }
 
     /// Whether the connection may still queue bytes for the peer: before any close was decided.
@@ -99,9 +111,24 @@ struct ConnectionLifecycle {
         lastHeard = now
     }
 
+    /// Whether the response about to be queued may keep the connection: not the last request
+    /// allowed on it.
+    var mayKeepAlive: Bool { responses + 1 < maxRequests }
+
+    /// The socket refused some of our bytes.
+    mutating func refused(now: UInt64) {
+        if stalledSince == nil { stalledSince = now }
+    }
+
+    /// The socket took everything queued.
+    mutating func drained() {
+        stalledSince = nil
+    }
+
     /// An HTTP response was queued; with keep-alive the next request has a new deadline.
     mutating func responded(keepAlive: Bool, now: UInt64) -> Action {
         guard case .http = state else { return .none }
+        responses += 1
         guard keepAlive else { return finish(now: now) }
         state = .http(deadline: now + timeouts.handshake)
         return .none
@@ -182,12 +209,21 @@ struct ConnectionLifecycle {
             if silence > timeouts.idle {
                 return close(.goingAway, reason: "idle timeout", now: now)
             }
+            if let stalledSince, now - min(stalledSince, now) > timeouts.idle {
+                return close(.policyViolation, reason: "not reading", now: now)
+            }
             if silence >= timeouts.ping && now - min(lastPing, now) >= timeouts.ping {
                 lastPing = now
                 return .sendPing
             }
             return .none
-        case .streaming, .closed:
+        case .streaming:
+            // A stream's reader is judged like a WebSocket's: refusing our bytes for `idle`.
+            if let stalledSince, now - min(stalledSince, now) > timeouts.idle {
+                return finish(now: now)
+            }
+            return .none
+        case .closed:
             return .none
         }
     }

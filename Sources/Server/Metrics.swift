@@ -16,6 +16,10 @@ final class Metrics {
     /// observation per message and recipient (Connection.deliver(_:arrivedAt:)).
     var deliveryLatency = StoreStatistics.Histogram(
         upperBounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
+    /// Sockets closed at accept: over `maxConnections` or `maxConnectionsPerAddress`.
+    var refusedConnections = 0
+    /// `/rooms` messages dropped because their sender was over its publishing rate.
+    var droppedPublishes = 0
     private(set) var closesByCode: [UInt16: Int] = [:]
 
     func countClose(_ code: CloseCode) {
@@ -39,19 +43,25 @@ final class Metrics {
 
     /// Writes the counters.
     func write(to exposition: inout PrometheusText) {
-        exposition.counter(
+        exposition.add(.counter,
             "switchboard_messages_received_total", "WebSocket messages received, by endpoint.",
             labelled: messagesReceived.samples)
-        exposition.counter(
+        exposition.add(.counter,
             "switchboard_messages_sent_total", "WebSocket messages queued to clients, by endpoint.",
             labelled: messagesSent.samples)
-        exposition.counter("switchboard_received_bytes_total", "Bytes read from sockets.", bytesIn)
-        exposition.counter("switchboard_sent_bytes_total", "Bytes written to sockets.", bytesOut)
-        exposition.counter(
+        exposition.add(.counter, "switchboard_received_bytes_total", "Bytes read from sockets.", bytesIn)
+        exposition.add(.counter, "switchboard_sent_bytes_total", "Bytes written to sockets.", bytesOut)
+        exposition.add(.counter,
             "switchboard_slow_consumers_dropped_total", "Connections closed because their outbound queue was full.",
             slowConsumers)
-        exposition.counter("switchboard_http_errors_total", "Malformed or refused HTTP requests.", httpErrors)
-        exposition.counter(
+        exposition.add(.counter, "switchboard_http_errors_total", "Malformed or refused HTTP requests.", httpErrors)
+        exposition.add(.counter,
+            "switchboard_dropped_publishes_total", "Room messages dropped because the sender was over its rate.",
+            droppedPublishes)
+        exposition.add(.counter,
+            "switchboard_refused_connections_total", "Connections closed at accept by a connection limit.",
+            refusedConnections)
+        exposition.add(.counter,
             "switchboard_protocol_errors_total", "WebSocket connections failed, by close code.",
             labelled: closesByCode.sorted { $0.key < $1.key }.map { (labels: "{code=\"\($0.key)\"}", value: $0.value) })
         exposition.histogram(

@@ -4,8 +4,8 @@ import Chat
 /// `GET /api/v1/presence/stream`: presence as Server-Sent Events, for operators.
 ///
 /// A subscriber gets a `snapshot` event, then one `presence` event per folded change (a chat
-/// group or a plain room: `PresenceChange.json`), and a comment line every 15 s so proxies and
-/// dead peers show themselves. Every event carries an id, `<epoch>-<sequence>`: the epoch
+/// group or a plain room: `PresenceChange.json`), and a comment line every `heartbeatMilliseconds`
+/// (the `heartbeatInterval` setting, 15 s by default) so proxies and dead peers show themselves. Every event carries an id, `<epoch>-<sequence>`: the epoch
 /// (the process's start time) tells this process's sequence numbers from an earlier one's. The
 /// last `heldEvents` events are kept, so a subscriber that reconnects with `Last-Event-ID` gets
 /// exactly what it missed when all of it is still held, and a fresh snapshot otherwise.
@@ -15,9 +15,9 @@ import Chat
 /// connection's outbound limit like a slow WebSocket reader. Confined to the event loop thread.
 final class PresenceStream {
     static let heldEvents = 1024
-    static let heartbeatMilliseconds = 15_000
 
     let epoch: String
+    let heartbeatMilliseconds: Int
     /// The sequence number of the latest event; the snapshot sent now reflects it.
     private(set) var lastSequence: UInt64 = 0
     /// The latest events by `sequence % heldEvents`.
@@ -26,8 +26,9 @@ final class PresenceStream {
     /// The presence snapshot as JSON (`Server.presenceSnapshot()`).
     private let snapshot: () -> [UInt8]
 
-    init(epoch: String, snapshot: @escaping () -> [UInt8]) {
+    init(epoch: String, heartbeatMilliseconds: Int, snapshot: @escaping () -> [UInt8]) {
         self.epoch = epoch
+        self.heartbeatMilliseconds = heartbeatMilliseconds
         self.snapshot = snapshot
     }
 

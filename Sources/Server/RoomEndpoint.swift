@@ -7,16 +7,25 @@ import WebSocket
 /// `/rooms/{room}`: the plain relay. Every message goes, byte for byte, to every other member.
 ///
 /// A message is framed once and the same chunk is queued on every member: no per-member copy.
+/// Each member publishes within its `PublishRate` (`roomMessagesPerSecond`,
+/// `roomBytesPerSecond`).
 final class RoomEndpoint: Endpoint {
     let rooms = RoomRegistry<Member>()
     /// Who is in each room by name, for the presence stream, webhook and snapshot.
     let presence = RoomPresence()
     /// The user name for a valid `token` query parameter, if any (the chat service's accounts).
     private let userName: (HTTPRequestHead) -> String?
+    let messagesPerSecond: Int
+    let bytesPerSecond: Int
     private let metrics: Metrics
 
-    init(metrics: Metrics, userName: @escaping (HTTPRequestHead) -> String?) {
+    init(
+        metrics: Metrics, messagesPerSecond: Int = 100, bytesPerSecond: Int = 1 << 20,
+        userName: @escaping (HTTPRequestHead) -> String?
+    ) {
         self.metrics = metrics
+        self.messagesPerSecond = messagesPerSecond
+        self.bytesPerSecond = bytesPerSecond
         self.userName = userName
     }
 
@@ -38,6 +47,7 @@ final class RoomEndpoint: Endpoint {
         let displayName: String
         /// `notices=0` turns the `* ... joined` and `* ... left` lines off.
         let wantsNotices: Bool
+        private var rate: PublishRate
 
         init(_ connection: Connection, endpoint: RoomEndpoint, room: String, displayName: String, wantsNotices: Bool) {
             self.connection = connection
@@ -45,6 +55,9 @@ final class RoomEndpoint: Endpoint {
             self.room = room
             self.displayName = displayName
             self.wantsNotices = wantsNotices
+            self.rate = PublishRate(
+                messagesPerSecond: endpoint.messagesPerSecond, bytesPerSecond: endpoint.bytesPerSecond,
+                now: connection.owner.now)
         }
 
         var kind: EndpointKind { .room }
@@ -56,6 +69,20 @@ final class RoomEndpoint: Endpoint {
         }
 
         func relay(_ message: OutgoingMessage) {
+            switch rate.admit(bytes: message.payload.count, now: connection.owner.now) {
+            case .allow:
+                break
+            case .drop(let notify):
+                connection.metrics.droppedPublishes += 1
+                if notify {
+                    var notice = OutgoingMessage(.text, payload: Array(endpoint.slowDown.utf8))
+                    connection.send(&notice)
+                }
+                return
+            case .close:
+                connection.close(code: .policyViolation, reason: "rate limit exceeded")
+                return
+            }
             let members = endpoint.rooms.members(of: room)
             guard members.count > 1 else { return }
             endpoint.deliver(message, to: members, except: self, arrivedAt: connection.owner.now)
@@ -80,6 +107,11 @@ final class RoomEndpoint: Endpoint {
         }
         metrics.messagesSent[.room] += count
         return count
+    }
+
+    /// The notice a publisher over its rate gets, at most once a second.
+    var slowDown: String {
+        "* slow down: at most \(messagesPerSecond) messages and \(bytesPerSecond) bytes a second; messages over it are dropped"
     }
 
     private func notify(_ room: String, _ text: String) {

@@ -3,6 +3,8 @@ enum Route: Equatable {
     case health
     case ready
     case metrics
+    /// A file of the browser app, by its path inside the `public` folder; app routes
+    /// (`/`, `/join/<code>`) are the app's `index.html`, and `/monitor` the operators' page.
     case page(String)
     case echo
     case room(String)
@@ -27,10 +29,8 @@ enum Route: Equatable {
         case "/api/v1/presence": self = .presence
         case "/api/v1/presence/stream": self = .presenceStream
         case "/api/v1/presence/token": self = .presenceToken
-        case "/", "/index.html": self = .page("index.html")
-        case "/monitor", "/monitor.html": self = .page("monitor.html")
-        case "/monitor.js": self = .page("monitor.js")
-        case "/monitor.css": self = .page("monitor.css")
+        case "/": self = .page("index.html")
+        case "/monitor": self = .page("monitor.html")
         default:
             if let room = Route.segment(of: path, between: "/api/v1/rooms/", and: "/messages") {
                 self = .roomMessages(room)
@@ -42,8 +42,10 @@ enum Route: Equatable {
                 self = .tree(String(path.dropFirst("/api/v1/tree".count).drop { $0 == "/" }))
             } else if path.hasPrefix("/join/") {
                 self = .page("index.html")
-            } else {
+            } else if path.hasPrefix("/api/") {
                 self = .notFound
+            } else {
+                self = .page(String(path.dropFirst()))
             }
         }
     }
@@ -58,11 +60,13 @@ enum Route: Equatable {
         return segment.contains("/") ? nil : String(segment)
     }
 
-    /// The method the route answers: `POST` for what creates something, `GET` for the rest.
-    var method: String {
+    /// The methods the route answers: `POST` for what creates something, `GET` alone for the
+    /// presence stream, `GET` and `HEAD` for the rest.
+    var methods: [String] {
         switch self {
-        case .presenceToken, .roomMessages, .groupMessages: "POST"
-        default: "GET"
+        case .presenceToken, .roomMessages, .groupMessages: ["POST"]
+        case .presenceStream: ["GET"]
+        default: ["GET", "HEAD"]
         }
     }
 

@@ -36,6 +36,10 @@ extension Server {
         chatConfiguration.tokenLifetime = Int64(configuration.tokenLifetime)
         chatConfiguration.messagesPerSecond = configuration.messagesPerSecond
         chatConfiguration.maxTextBytes = min(16 * 1024, configuration.maxMessageSize)
+        chatConfiguration.userMessagesPerSecond = configuration.userMessagesPerSecond
+        chatConfiguration.signupsPerHour = configuration.signupsPerHour
+        chatConfiguration.retentionMessages = configuration.retentionMessages
+        chatConfiguration.retentionMilliseconds = Int64(configuration.retentionDays) * 86_400_000
         let endpoint = ChatEndpoint(server: self)
         let service = ChatService(
             state: state, store: store, transport: endpoint, secret: secret,
@@ -83,15 +87,15 @@ extension Server {
         return Crypto.constantTimeEquals(Array(header.dropFirst(prefix.count).utf8), Array(adminToken.utf8))
     }
 
-    private static let adminRequired = HTTPResponse.error(
-        .unauthorized, code: "unauthorized", message: "send Authorization: Bearer <admin token>")
-
-    /// Why `head` may not use an admin endpoint, or nil when it may: `403` unless an admin token
-    /// is configured and the request carries it. With `acceptingStreamToken`, a valid stream
-    /// token in the `token` query parameter counts too (StreamToken).
+    /// The refusal for an admin endpoint, or nil when the request may pass: every admin API
+    /// answers `403` unless an admin token is configured and this request presents it, so
+    /// nothing about users is served anonymously (docs/security.md). With
+    /// `acceptingStreamToken` (the presence stream), a valid stream token in the `token` query
+    /// parameter counts too, for `EventSource`, which cannot send headers (StreamToken).
     func adminRefusal(_ head: HTTPRequestHead, acceptingStreamToken: Bool = false) -> HTTPResponse? {
         guard let adminToken = configuration.adminToken else {
-            return .error(.forbidden, code: "forbidden", message: "this endpoint needs an admin token in the configuration (adminToken)")
+            return .error(.forbidden, code: "forbidden",
+                          message: "the admin APIs are off: configure an admin token (adminToken) to use them")
         }
         if isAdmin(head) { return nil }
         if acceptingStreamToken, let token = head.query["token"],
@@ -101,21 +105,18 @@ extension Server {
         return .error(.forbidden, code: "forbidden", message: "send Authorization: Bearer <admin token>")
     }
 
-    /// `GET /api/v1/presence`: open when no admin token is configured.
+    /// `GET /api/v1/presence`: admin only.
     func presenceResponse(_ head: HTTPRequestHead) -> HTTPResponse {
-        if configuration.adminToken != nil && !isAdmin(head) { return Server.adminRequired }
+        if let refusal = adminRefusal(head) { return refusal }
         guard let service = chat?.service else {
             return .error(.serviceUnavailable, code: "unavailable", message: "the store is not loaded yet")
         }
         return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot(rooms: rooms.presence.snapshot))
     }
 
-    /// `GET /api/v1/tree/{path}`: admin only, so refused outright when no admin token is set.
+    /// `GET /api/v1/tree/{path}`: admin only.
     func treeResponse(_ path: String, _ head: HTTPRequestHead) -> HTTPResponse {
-        guard configuration.adminToken != nil else {
-            return .error(.forbidden, code: "forbidden", message: "the tree API needs an admin token in the configuration (adminToken)")
-        }
-        guard isAdmin(head) else { return Server.adminRequired }
+        if let refusal = adminRefusal(head) { return refusal }
         let components = path.split(separator: "/").map(String.init)
         guard let service = chat?.service, let value = service.subtree(components) else {
             return .error(.notFound, code: "not_found", message: "nothing at /\(path) in the tree")

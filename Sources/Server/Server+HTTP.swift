@@ -7,10 +7,11 @@ import WebSocket
 extension Server {
     func respond(to head: HTTPRequestHead, body: [UInt8], on connection: Connection) {
         let route = Route(path: head.path)
-        guard head.method == route.method else {
+        guard route.methods.contains(head.method) else {
+            let allowed = route.methods.joined(separator: ", ")
             var response = HTTPResponse.error(
-                .methodNotAllowed, code: "method_not_allowed", message: "\(head.path) answers \(route.method) only")
-            response.headers.add("Allow", route.method)
+                .methodNotAllowed, code: "method_not_allowed", message: "\(head.path) answers \(allowed) only")
+            response.headers.add("Allow", allowed)
             connection.send(response, keepAlive: false)
             return
         }
@@ -23,10 +24,11 @@ extension Server {
             connection.send(presenceTokenResponse(head), keepAlive: head.keepAlive)
         case .presenceStream:
             openPresenceStream(head, on: connection)
-        case _ where route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade"):
+        case _ where head.method == "GET" && route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade"):
             upgrade(connection, head, route: route)
         default:
-            connection.send(plainResponse(for: route, head: head), keepAlive: head.keepAlive)
+            let response = plainResponse(for: route, head: head)
+            connection.send(head.method == "HEAD" ? response.headResponse() : response, keepAlive: head.keepAlive)
         }
     }
 
@@ -45,36 +47,8 @@ extension Server {
         case .accept(let accepted):
             response = accepted
         }
-        guard sessionCount < configuration.maxConnections else {
-            return connection.send(
-                .error(.serviceUnavailable, code: "unavailable",
-                       message: "the server is at its connection limit; try again later"),
-                keepAlive: false)
-        }
         let negotiated = compression.negotiate(offers: head.headers.values("Sec-WebSocket-Extensions"))
         if let negotiated { response.headers.add("Sec-WebSocket-Extensions", negotiated.answer) }
-        sessionCount += 1
         connection.upgrade(response, to: endpoint, head: head, compression: negotiated?.compression)
-    }
-
-    /// A page from the public folder, with the headers a page needs: its type, revalidation, and
-    /// the security headers (a Content-Security-Policy that allows only the server's own scripts,
-    /// styles and connections, no framing, no MIME sniffing, no referrer).
-    static func pageResponse(_ name: String, _ page: [UInt8]) -> HTTPResponse {
-        let type = switch name.split(separator: ".").last {
-        case "js": "text/javascript; charset=utf-8"
-        case "css": "text/css; charset=utf-8"
-        default: "text/html; charset=utf-8"
-        }
-        return HTTPResponse(status: .ok, headers: [
-            "Content-Type": type,
-            "Cache-Control": "no-cache",
-            "Content-Security-Policy":
-                "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data: https:; "
-                + "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-            "X-Content-Type-Options": "nosniff",
-            "X-Frame-Options": "DENY",
-            "Referrer-Policy": "no-referrer",
-        ], body: page)
     }
 }

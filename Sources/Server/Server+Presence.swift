@@ -24,7 +24,7 @@ extension Server {
     }
 
     func scheduleHeartbeat() {
-        loop.schedule(afterMilliseconds: PresenceStream.heartbeatMilliseconds) { [unowned self] in
+        loop.schedule(afterMilliseconds: presenceStream.heartbeatMilliseconds) { [unowned self] in
             presenceStream.heartbeat()
             scheduleHeartbeat()
         }
@@ -37,11 +37,6 @@ extension Server {
         if let refusal = adminRefusal(head, acceptingStreamToken: true) {
             return connection.send(refusal, keepAlive: head.keepAlive)
         }
-        guard sessionCount < configuration.maxConnections else {
-            return connection.send(
-                .error(.serviceUnavailable, code: "unavailable", message: "the server is at its connection limit; try again later"),
-                keepAlive: false)
-        }
         let response = HTTPResponse(status: .ok, headers: [
             "Content-Type": "text/event-stream; charset=utf-8",
             "Cache-Control": "no-store",
@@ -49,7 +44,6 @@ extension Server {
             // Tells nginx and similar proxies not to hold events back in a buffer.
             "X-Accel-Buffering": "no",
         ])
-        sessionCount += 1
         let lastEventID = head.headers["Last-Event-ID"] ?? head.query["lastEventId"]
         connection.stream(response, to: PresenceStream.Subscriber(connection, stream: presenceStream, lastEventID: lastEventID))
     }

@@ -46,6 +46,12 @@ public final class TLSSession {
     var renegotiationAttempted = false
     /// Set once `close()` queued our close_notify; sending after it would violate the protocol.
     var closeQueued = false
+    /// TLS 1.3 records sent under the current write key on OpenSSL's own record path (the
+    /// sealer counts its own), towards `keyUpdateInterval`.
+    var recordsUnderKey: UInt64 = 0
+    /// Records after which we send a KeyUpdate of our own: AES-GCM may seal at most 2^24.5
+    /// records under one key (RFC 8446 §5.5), so we move on well before 2^24.
+    var keyUpdateInterval: UInt64 = 1 << 23
 
     /// Whether the peer sent close_notify: no more application data will arrive, and the caller
     /// should `close()` and then close the socket once the output is written.
@@ -76,6 +82,8 @@ public final class TLSSession {
 
     deinit {
         SSL_free(ssl)
+        sealer?.retire()
+        writeTrafficSecret?.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
     }
 
     /// Whether the handshake has finished and application data can flow both ways.
@@ -169,6 +177,8 @@ public final class TLSSession {
         // and a failure here has no one to report to, so the queue is just cleared.
         _ = SSL_shutdown(ssl)
         ERR_clear_error()
+        // Nothing is sent after close_notify: the write keys and secret go now.
+        sealer?.retire()
     }
 
     /// The negotiated protocol version, e.g. "TLSv1.3", once the handshake is complete.

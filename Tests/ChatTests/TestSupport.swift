@@ -33,8 +33,13 @@ final class FakeTransport: ChatTransport {
         service?.closed(client)
     }
 
-    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) {
+    /// Set to refuse blocking work, as a server whose hashing workers are all busy does.
+    var busy = false
+
+    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) -> Bool {
+        guard !busy else { return false }
         then(work())
+        return true
     }
 
     /// Takes and clears what `client` received.

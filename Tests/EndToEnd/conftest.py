@@ -36,6 +36,8 @@ class RunningServer:
         self.owns_data = data is None
         self.data = data or tempfile.mkdtemp(prefix="switchboard-e2e-")
         environment = dict(os.environ)
+        # The tests sign up many users from 127.0.0.1; test_abuse_chat.py sets its own.
+        environment.setdefault("SWITCHBOARD_SIGNUPS_PER_HOUR", "100000")
         environment.update(env or {})
         self.process = subprocess.Popen(
             [binary_path(), "--host", "127.0.0.1", "--port", "0", "--data", self.data, *args],
@@ -97,6 +99,11 @@ def start_server():
 def server(start_server):
     """A server with short timers so timeout behaviour is observable in a test."""
     return start_server("--idle-timeout", "3", "--ping-interval", "1")
+
+
+# Lifts the /rooms publishing rate for tests that publish megabytes as fast as they can.
+UNLIMITED_PUBLISHING = {"SWITCHBOARD_ROOM_MESSAGES_PER_SECOND": "1000000",
+                        "SWITCHBOARD_ROOM_BYTES_PER_SECOND": "1000000000"}
 
 
 def publish_past_a_reader_that_stopped(publisher, watcher, stopped_name):

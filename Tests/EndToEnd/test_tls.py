@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from chromium import CHROMIUM_ECHO, CHROMIUM_ROOM, open_chromium
-from conftest import PATIENCE, binary_path, connect, publish_past_a_reader_that_stopped
+from conftest import PATIENCE, UNLIMITED_PUBLISHING, binary_path, connect, publish_past_a_reader_that_stopped
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +140,8 @@ def test_a_wss_client_that_stops_reading_is_dropped_and_the_room_carries_on(star
     cert, key = certificate
     server = start_server(
         "--tls-cert", cert, "--tls-key", key, "--tls-port", "0",
-        env={"SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "1048576", "SWITCHBOARD_MAX_MESSAGE_SIZE": "4096"})
+        env={"SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "1048576", "SWITCHBOARD_MAX_MESSAGE_SIZE": "4096",
+             **UNLIMITED_PUBLISHING})
     base = f"wss://localhost:{server.tls_port}/rooms/slow"
     with connect(f"{base}?name=watcher", ssl=client_context(certificate), compression=None) as watcher:
         assert watcher.recv(timeout=PATIENCE) == "* watcher joined (1 online)"

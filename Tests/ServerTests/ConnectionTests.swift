@@ -23,7 +23,6 @@ private final class TestOwner: ConnectionOwner {
     var requests: [HTTPRequestHead] = []
     var bodies: [[UInt8]] = []
     var waiting: Connection?
-    var sessionsEnded = 0
     var closedConnections = 0
 
     init() throws {
@@ -54,7 +53,6 @@ private final class TestOwner: ConnectionOwner {
         }
     }
 
-    func sessionEnded(_ connection: Connection) { sessionsEnded += 1 }
     func closed(_ connection: Connection) { closedConnections += 1 }
 
     func answerLater() {
@@ -146,7 +144,7 @@ private func clientFrame(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
     defer { pair.close() }
     pair.upgrade()
     pair.connection.close(code: .goingAway, reason: "bye")
-    #expect(pair.owner.sessionsEnded == 1)
+    #expect(pair.connection.session == nil, "the session ends as soon as the close is decided")
     #expect(pair.receive() == [0x88, 5, 0x03, 0xE9] + Array("bye".utf8))
     #expect(pair.receive() == nil, "our side is shut once the close frame is written")
     // Data after our close is dropped; the close reply ends the connection at once.
@@ -161,7 +159,7 @@ private func clientFrame(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
     defer { pair.close() }
     pair.upgrade()
     pair.send(clientFrame(0x8, [0x03, 0xE8]))
-    #expect(pair.owner.sessionsEnded == 1)
+    #expect(pair.connection.session == nil, "the session ends as soon as the close is decided")
     #expect(pair.receive() == [0x88, 2, 0x03, 0xE8])
     #expect(pair.receive() == nil)
     #expect(!pair.connection.lifecycle.isClosed, "waits for the peer's end of stream")
@@ -229,7 +227,7 @@ private func clientFrame(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
     pair.connection.send(ByteChunk(Array("3\r\nabc\r\n".utf8)))
     #expect(pair.receive() == Array("3\r\nabc\r\n".utf8))
     pair.connection.close(code: .goingAway, reason: "shutdown")
-    #expect(pair.owner.sessionsEnded == 1)
+    #expect(pair.connection.session == nil, "the session ends as soon as the close is decided")
     #expect(pair.receive() == nil, "our side is shut once everything is written")
 }
 

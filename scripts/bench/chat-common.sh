@@ -17,11 +17,12 @@ SERVER_PORT=""
 
 # start_server DATA_DIR [extra flags...]: starts the server on SERVER_CPU with a free port and
 # waits for its "listening on" line; sets SERVER_PID and SERVER_PORT. Rate limiting is lifted
-# (messagesPerSecond 1,000,000) because one benchmark connection sends far more than 100/s.
+# (messagesPerSecond and userMessagesPerSecond 1,000,000) because one benchmark connection sends
+# far more than 100/s.
 start_server() {
     local dir="$1"; shift
     local log="$dir.log"
-    SWITCHBOARD_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_LOG_LEVEL="${SERVER_LOG_LEVEL:-notice}" \
+    SWITCHBOARD_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_USER_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_LOG_LEVEL="${SERVER_LOG_LEVEL:-notice}" \
         taskset -c "$SERVER_CPU" "$BIN" --host 127.0.0.1 --port 0 --data "$dir" "$@" >"$log" 2>&1 &
     SERVER_PID=$!
     local i=0
