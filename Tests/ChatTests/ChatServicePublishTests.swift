@@ -42,3 +42,26 @@ import Testing
     #expect(deliveries.map(\.users) == [[bob.id]])
     #expect(deliveries.first?.groupName == "Team")
 }
+
+@Test func aRepublishWithTheSameClientIdIsAnsweredWithTheStoredMessage() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let gid = h.group("Team", owner: ada.client)
+    h.call(ada.client, ["op": "subscribe", "group": .string(gid)])
+    let body = Array(#"{"text":"deployed","sender":"ci","clientId":"build-7"}"#.utf8)
+    var answers: [[UInt8]] = []
+    let record: (Result<[UInt8], ChatError>) -> Void = { if case .success(let message) = $0 { answers.append(message) } }
+    h.service.publish(group: gid, body: body, arrival: 0, completion: record)
+    // Again while the first is on its way to the disk, and once it is there.
+    h.service.publish(group: gid, body: body, arrival: 0, completion: record)
+    h.settle()
+    h.service.publish(group: gid, body: body, arrival: 0, completion: record)
+    #expect(answers.count == 3 && Set(answers).count == 1)
+    #expect(h.events(ada.client).filter { $0["op"] == "message" }.count == 1)
+    #expect(h.call(ada.client, ["op": "history", "group": .string(gid)])["messages"]?.arrayValue?.count == 1)
+    var refused: ChatError.Code?
+    h.service.publish(group: h.group("Other", owner: ada.client), body: body, arrival: 0) {
+        if case .failure(let error) = $0 { refused = error.code }
+    }
+    #expect(refused == .conflict)
+}

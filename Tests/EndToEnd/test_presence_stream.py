@@ -3,6 +3,8 @@ rooms as Server-Sent Events with ids, resumable by Last-Event-ID, for admins onl
 (docs/operations.md, "The presence stream")."""
 
 import json
+import socket
+import time
 import urllib.error
 import urllib.request
 
@@ -119,3 +121,63 @@ def test_a_stream_token_in_the_query_opens_the_stream_and_is_never_logged(start_
     log = server.process.stderr.read()
     assert body["token"].split(".")[1] not in log
     assert ADMIN_TOKEN not in log
+
+
+def test_a_heartbeat_comment_arrives_while_nothing_changes(start_server):
+    server = admin_server(start_server, env={"SWITCHBOARD_HEARTBEAT_INTERVAL": "0.2"})
+    stream = EventStream(server)
+    assert stream.next_event()["event"] == "snapshot"
+    # Nobody connects, so the next line with content can only be the heartbeat.
+    line = b""
+    while line.strip() == b"":
+        line = stream.response.readline()
+    assert line == b": heartbeat\n"
+    assert stream.seen[-1]["event"] == "snapshot"
+    stream.close()
+
+
+def metric_value(server, sample):
+    with urllib.request.urlopen(server.http + "/metrics", timeout=PATIENCE) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(sample + " "):
+                return int(line.split()[-1])
+    return 0
+
+
+def test_a_stream_reader_that_stops_reading_is_closed_by_the_outbound_limit(start_server):
+    # A 4 KiB outbound limit (and messages small enough not to raise it), and the default idle
+    # timeout, so it is the limit that ends the stream, not the stall check.
+    server = start_server(env={"SWITCHBOARD_ADMIN_TOKEN": ADMIN_TOKEN, "SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "4096",
+                               "SWITCHBOARD_MAX_MESSAGE_SIZE": "1024"})
+    slow = socket.socket()
+    # A small receive buffer and segment size keep what the kernels hold for this reader to tens
+    # of kilobytes, so the presence changes below soon reach the server's own queue.
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    slow.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)
+    slow.settimeout(PATIENCE)
+    slow.connect(("127.0.0.1", server.port))
+    slow.sendall(f"GET /api/v1/presence/stream HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\n\r\n"
+                 .encode())
+    closed = 'switchboard_slow_consumers_dropped_total'
+    deadline = time.monotonic() + PATIENCE
+    round_number = 0
+    # Every round, 40 members with long names join a room and leave it: two large changes the
+    # reader never reads. The bound only ends a failing test.
+    while metric_value(server, closed) == 0:
+        assert time.monotonic() < deadline, "the stream's reader was never closed"
+        members = [RawClient(server.port, path=f"/rooms/churn?notices=0&name={round_number:05d}-{index:02d}-{'n' * 54}")
+                   for index in range(40)]
+        for member in members:
+            member.close()
+        round_number += 1
+    assert metric_value(server, closed) == 1
+    # What was written before the close still arrives, then the end of the stream.
+    received = b""
+    while chunk := slow.recv(65536):
+        received += chunk
+    assert received.startswith(b"HTTP/1.1 200")
+    slow.close()
+    # The server carries on: a new stream starts with a snapshot.
+    fresh = EventStream(server)
+    assert fresh.next_event()["event"] == "snapshot"
+    fresh.close()

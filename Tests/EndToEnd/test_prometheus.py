@@ -26,7 +26,7 @@ def fetch(url):
 
 def test_promtool_accepts_the_exposition(start_server):
     server = admin_server(start_server, env={
-        "SWITCHBOARD_PRESENCE_WEBHOOK": "http://127.0.0.1:9/hook", "SWITCHBOARD_WEBHOOK_SECRET": "s"})
+        "SWITCHBOARD_PRESENCE_WEBHOOK": "http://127.0.0.1:9/hook", "SWITCHBOARD_WEBHOOK_SECRET": "prometheus-test-webhook-secret-0123456789"})
     with connect(server.ws + "/rooms/lint?notices=0") as a, connect(server.ws + "/rooms/lint?notices=0") as b:
         a.send("counted")
         assert b.recv(timeout=PATIENCE) == "counted"

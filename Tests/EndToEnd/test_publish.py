@@ -35,6 +35,10 @@ def test_a_group_message_is_stored_delivered_and_in_history(start_server, tmp_pa
     event = bob.expect_event("message", group=group)
     assert event["message"]["id"] == message["id"]
     assert [m["id"] for m in alice.ok("history", group=group)["messages"]] == [message["id"]]
+    # A retry with the same clientId (say, after a lost answer) gets the stored message back.
+    status, retried = call(server, "POST", f"/api/v1/groups/{group}/messages", body, ADMIN)
+    assert status == 201 and retried["message"] == message
+    assert [m["id"] for m in alice.ok("history", group=group)["messages"]] == [message["id"]]
     # Acknowledged means durable: it is there after a restart.
     server.stop()
     again = admin_server(start_server, data=str(tmp_path))

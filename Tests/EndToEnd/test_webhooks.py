@@ -17,7 +17,8 @@ from chat_client import group_with, signup
 from conftest import PATIENCE, connect
 from sse_client import admin_server
 
-SECRET = "webhook-test-secret"
+# Webhook secrets are at least 32 bytes.
+SECRET = "webhook-test-secret-0123456789abcdef"
 
 
 class Receiver:
