@@ -5,8 +5,9 @@ import JSON
 import Posix
 import Store
 
-/// The chat service's place in the server: the store it lives on, the presence timer, and the
-/// admin HTTP APIs (`/api/v1/presence`, `/api/v1/tree/{path}`).
+/// The chat service's place in the server: the store it lives on, the presence timer, the admin
+/// HTTP APIs (`/api/v1/presence`, `/api/v1/tree/{path}`), and the one admin check that every
+/// admin endpoint uses (`adminRefusal`).
 extension Server {
     /// How often folded `presence` diffs are sent (docs/protocol.md, "Events": at most one diff per group per period).
     static let presenceMilliseconds = 50
@@ -80,7 +81,7 @@ extension Server {
     }
 
     /// Whether the request carries `Authorization: Bearer <adminToken>`.
-    func isAdmin(_ head: HTTPRequestHead) -> Bool {
+    private func isAdmin(_ head: HTTPRequestHead) -> Bool {
         guard let adminToken = configuration.adminToken, let header = head.headers["Authorization"] else { return false }
         let prefix = "Bearer "
         guard header.hasPrefix(prefix) else { return false }
