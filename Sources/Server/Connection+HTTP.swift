@@ -45,7 +45,7 @@ extension Connection {
 
     /// Keeps input that came behind a request whose answer is pending; more than one request's
     /// worth means the client is not waiting for answers, and it is dropped.
-    func hold(_ bytes: UnsafeRawBufferPointer) {
+    private func hold(_ bytes: UnsafeRawBufferPointer) {
         heldInput.append(contentsOf: bytes)
         if heldInput.count > owner.limits.maxHeadBytes + owner.limits.maxBodyBytes {
             metrics.httpErrors += 1
