@@ -37,6 +37,12 @@ public final class ChatService<Transport: ChatTransport> {
     var presenceChanges: [String: [String: Bool]] = [:]
     /// Emails being signed up while their password hashes, so two signups cannot both win.
     var reservedEmails: Set<String> = []
+    /// Told of every folded presence change, as `presence` events go out (the server's event
+    /// stream and presence webhook).
+    public var onPresenceChange: ((PresenceChange) -> Void)?
+    /// Told of every group message stored while members other than the sender had no open
+    /// connection (the offline-delivery webhook); without it that list is never computed.
+    public var onOfflineDelivery: ((OfflineDelivery) -> Void)?
     /// Failed logins by account and by address (password guessing).
     var loginThrottle = LoginThrottle()
     /// Signups by client address (`signupsPerHour`).
@@ -88,9 +94,10 @@ public final class ChatService<Transport: ChatTransport> {
     /// A text message from `client`.
     public func received(_ client: Client, text: [UInt8]) {
         guard let session = sessions[ObjectIdentifier(client)] else { return }
-        let decision = session.rate.admit(now: clock.monotonicNanoseconds())
+        let arrival = clock.monotonicNanoseconds()
+        let decision = session.rate.admit(now: arrival)
         if decision == .close { return closeForFlooding(session) }
-        let request: ChatRequest
+        var request: ChatRequest
         do throws(ChatError) {
             let value: JSONValue
             do {
@@ -109,6 +116,7 @@ public final class ChatService<Transport: ChatTransport> {
             badFrame(session, error, closeCode: 1007)
             return
         }
+        request.arrival = arrival
         // Parsed even when over the limit, so the refusal carries the request's id.
         if decision == .reject { return fail(session, request.id, rateLimited) }
         do throws(ChatError) {
@@ -208,11 +216,12 @@ public final class ChatService<Transport: ChatTransport> {
         transport.send(writer.finished(), to: session.client)
     }
 
-    /// Sends an event to every subscriber of `group` except `except`.
-    func broadcast(_ json: [UInt8], group: String, except: Client? = nil) {
+    /// Sends an event to every subscriber of `group` except `except`; `arrival` is set for a
+    /// `message` event (when its request arrived), so the server can measure delivery.
+    func broadcast(_ json: [UInt8], group: String, except: Client? = nil, arrival: UInt64? = nil) {
         let members = subscribers.members(of: group)
         guard !members.isEmpty else { return }
-        transport.broadcast(json, to: members, except: except)
+        transport.broadcast(json, to: members, except: except, arrival: arrival)
     }
 
     /// The group `gid` when `uid` is a member; `not_found` or `forbidden` otherwise.

@@ -12,8 +12,9 @@ public protocol ChatTransport: AnyObject {
     /// Queues one JSON text message for `client`.
     func send(_ json: [UInt8], to client: Client)
 
-    /// Queues one JSON text message for every client in `clients` except `except`.
-    func broadcast(_ json: [UInt8], to clients: ContiguousArray<Client>, except: Client?)
+    /// Queues one JSON text message for every client in `clients` except `except`. `arrival`
+    /// (monotonic nanoseconds) is when the message it carries arrived, nil for other events.
+    func broadcast(_ json: [UInt8], to clients: ContiguousArray<Client>, except: Client?, arrival: UInt64?)
 
     /// Closes `client` with a WebSocket close code. The server calls `ChatService.closed` for it
     /// (possibly before this returns), so the caller must not touch the client's session after.

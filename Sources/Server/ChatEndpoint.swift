@@ -79,18 +79,22 @@ final class ChatEndpoint: Endpoint, ChatTransport {
     func send(_ json: [UInt8], to client: Connection) {
         var message = OutgoingMessage(.text, payload: json)
         client.send(&message)
-        server.metrics.messagesOut += 1
+        server.metrics.messagesSent[.chat] += 1
     }
 
     /// Frames `json` once (and compresses it once per window size) for every recipient.
-    func broadcast(_ json: [UInt8], to clients: ContiguousArray<Connection>, except: Connection?) {
+    func broadcast(_ json: [UInt8], to clients: ContiguousArray<Connection>, except: Connection?, arrival: UInt64?) {
         var message = OutgoingMessage(.text, payload: json)
         var count = 0
         for client in clients where client !== except {
-            client.send(&message)
+            if let arrival {
+                client.deliver(&message, arrivedAt: arrival)
+            } else {
+                client.send(&message)
+            }
             count += 1
         }
-        server.metrics.messagesOut += count
+        server.metrics.messagesSent[.chat] += count
     }
 
     func close(_ client: Connection, code: UInt16, reason: String) {

@@ -24,6 +24,10 @@ final class Connection: EventHandler, Flushable {
     private let tls: TLSSession?
     /// Requests are parsed until the upgrade; nil afterwards.
     var httpParser: HTTPRequestParser?
+    /// Whether the current request's answer comes later (a publish waiting for the disk).
+    var isAwaitingResponse = false
+    /// Input that arrived while an answer was pending, parsed once it is sent.
+    var heldInput: [UInt8] = []
     /// The WebSocket protocol, from the upgrade on.
     var webSocket: WebSocketConnection?
     /// The endpoint's state for this connection, from the upgrade until the close is decided.
@@ -51,6 +55,11 @@ final class Connection: EventHandler, Flushable {
     private var tlsPlaintext: [ByteChunk] = []
     private var tlsPlaintextBytes = 0
     private var flushScheduled = false
+    /// Messages queued for the peer and not yet written, and when the oldest of them arrived
+    /// (loop time): the flush that empties the queue records them in the delivery latency
+    /// histogram at once, so a message costs a comparison and an increment, never a clock read.
+    private var unwrittenMessages = 0
+    private var oldestUnwrittenArrival: UInt64 = 0
     private var events: [WebSocketEvent] = []
     /// The connection's place in the owner's list, for O(1) removal.
     var slot = 0
@@ -65,7 +74,7 @@ final class Connection: EventHandler, Flushable {
         self.metrics = owner.metrics
         self.tls = tls
         self.outboundLimit = owner.limits.outboundBytes
-        self.httpParser = HTTPRequestParser(maxHeadBytes: owner.limits.maxHeadBytes)
+        self.httpParser = HTTPRequestParser(maxHeadBytes: owner.limits.maxHeadBytes, maxBodyBytes: owner.limits.maxBodyBytes)
         self.lifecycle = ConnectionLifecycle(
             now: owner.now, timeouts: owner.limits.timeouts, maxRequests: owner.limits.maxRequestsPerConnection)
     }
@@ -169,14 +178,15 @@ final class Connection: EventHandler, Flushable {
     /// Hands a message to the session in the form it takes: relays get it ready to pass on,
     /// with the sender's compression; readers get the payload alone.
     private func deliver(_ opcode: Opcode, _ payload: [UInt8], _ compressed: [UInt8]?) {
-        metrics.messagesIn += 1
         messagesRead += 1
         switch session {
         case .relay(let relay)?:
+            metrics.messagesReceived[relay.kind] += 1
             relay.relay(OutgoingMessage(relaying: opcode, payload: payload, compressed: compressed))
         case .reader(let reader)?:
+            metrics.messagesReceived[reader.kind] += 1
             reader.received(opcode, payload: payload)
-        case nil:
+        case .stream?, nil:
             break
         }
     }
@@ -191,6 +201,14 @@ final class Connection: EventHandler, Flushable {
 
     /// Frames `message` for this connection's compression and queues it.
     func send(_ message: inout OutgoingMessage) {
+        send(message.frame(for: compression))
+    }
+
+    /// Queues a message that arrived at `arrival` (loop time) from a client or the publish API,
+    /// so its wait until the write that carries it is measured.
+    func deliver(_ message: inout OutgoingMessage, arrivedAt arrival: UInt64) {
+        if unwrittenMessages == 0 { oldestUnwrittenArrival = arrival }
+        unwrittenMessages += 1
         send(message.frame(for: compression))
     }
 
@@ -273,6 +291,11 @@ final class Connection: EventHandler, Flushable {
         socketFull = false
         lifecycle.drained()
         if pendingPong != nil { scheduleFlush() }
+        if unwrittenMessages > 0 {
+            let waited = owner.now - min(oldestUnwrittenArrival, owner.now)
+            metrics.deliveryLatency.record(Double(waited) / 1e9, times: UInt64(unwrittenMessages))
+            unwrittenMessages = 0
+        }
         perform(lifecycle.flushed())
     }
 
@@ -348,6 +371,5 @@ final class Connection: EventHandler, Flushable {
         guard let session else { return }
         self.session = nil
         session.base.closed()
-        owner.sessionEnded(self)
     }
 }

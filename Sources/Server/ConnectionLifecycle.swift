@@ -5,6 +5,7 @@ import WebSocket
 /// I/O. Pure: time comes in as an argument, so tests drive it with a clock of their own.
 ///
 /// ```
+/// http ──streamed──▶ streaming ──close(code) or finish()──▶ closing(flushing) + finishWriting
 /// http ──upgraded──▶ open
 ///   │                 │ close(code)      ─▶ closing(flushing) + sendClose
 ///   │                 │ finish()         ─▶ closing(flushing) + finishWriting
@@ -23,6 +24,9 @@ struct ConnectionLifecycle {
         case http(deadline: UInt64)
         /// An open WebSocket.
         case open
+        /// A response streamed after its head (Server-Sent Events). No deadline and no pings:
+        /// the server writes (a heartbeat at least), so a vanished peer shows as a failed write.
+        case streaming
         /// A close was decided. While `flushing`, queued bytes are still written; then our side
         /// is shut and we wait, until `deadline`, for the peer's end of stream (or its close
         /// reply), so the kernel never turns unread data into a reset that would destroy our
@@ -81,7 +85,7 @@ struct ConnectionLifecycle {
     /// Whether the connection may still queue bytes for the peer: before any close was decided.
     var acceptsOutput: Bool {
         switch state {
-        case .http, .open: true
+        case .http, .open, .streaming: true
         case .closing, .closed: false
         }
     }
@@ -89,12 +93,17 @@ struct ConnectionLifecycle {
     /// Whether queued bytes may still go to the socket (not after our side was shut).
     var writes: Bool {
         switch state {
-        case .http, .open, .closing(_, flushing: true): true
+        case .http, .open, .streaming, .closing(_, flushing: true): true
         case .closing(_, flushing: false), .closed: false
         }
     }
 
     var isOpen: Bool { state == .open }
+    /// Whether requests are still being read and answered (not upgraded, streaming or closing).
+    var isHTTP: Bool {
+        if case .http = state { return true }
+        return false
+    }
     var isClosed: Bool { state == .closed }
 
     /// The peer sent bytes.
@@ -132,13 +141,22 @@ struct ConnectionLifecycle {
         lastPing = now
     }
 
+    /// The head of a streamed response was queued: the stream is open.
+    mutating func streamed() {
+        guard case .http = state else { return }
+        state = .streaming
+    }
+
     /// The server closes (shutdown 1001, slow consumer 1008, idle timeout): an open WebSocket
-    /// starts the closing handshake, a connection still in HTTP is simply dropped.
+    /// starts the closing handshake, a stream ends once what is queued is written (or the close
+    /// deadline passes), a connection still in HTTP is simply dropped.
     mutating func close(_ code: CloseCode, reason: String, now: UInt64) -> Action {
         switch state {
         case .open:
             state = .closing(deadline: now + timeouts.close, flushing: true)
             return .sendClose(code, reason: reason)
+        case .streaming:
+            return finish(now: now)
         case .http:
             state = .closed
             return .closeSocket
@@ -154,7 +172,7 @@ struct ConnectionLifecycle {
     /// to wait for and the socket closes (RFC 6455 §7.1.1: the server closes TCP first).
     mutating func finish(now: UInt64) -> Action {
         switch state {
-        case .http, .open:
+        case .http, .open, .streaming:
             state = .closing(deadline: now + timeouts.close, flushing: true)
             return .finishWriting
         case .closing(_, flushing: false):
@@ -197,6 +215,12 @@ struct ConnectionLifecycle {
             if silence >= timeouts.ping && now - min(lastPing, now) >= timeouts.ping {
                 lastPing = now
                 return .sendPing
+            }
+            return .none
+        case .streaming:
+            // A stream's reader is judged like a WebSocket's: refusing our bytes for `idle`.
+            if let stalledSince, now - min(stalledSince, now) > timeouts.idle {
+                return finish(now: now)
             }
             return .none
         case .closed:

@@ -11,12 +11,19 @@ import WebSocket
 /// `roomBytesPerSecond`).
 final class RoomEndpoint: Endpoint {
     let rooms = RoomRegistry<Member>()
+    /// Who is in each room by name, for the presence stream, webhook and snapshot.
+    let presence = RoomPresence()
     /// The user name for a valid `token` query parameter, if any (the chat service's accounts).
     private let userName: (HTTPRequestHead) -> String?
     let messagesPerSecond: Int
     let bytesPerSecond: Int
+    private let metrics: Metrics
 
-    init(messagesPerSecond: Int = 100, bytesPerSecond: Int = 1 << 20, userName: @escaping (HTTPRequestHead) -> String?) {
+    init(
+        metrics: Metrics, messagesPerSecond: Int = 100, bytesPerSecond: Int = 1 << 20,
+        userName: @escaping (HTTPRequestHead) -> String?
+    ) {
+        self.metrics = metrics
         self.messagesPerSecond = messagesPerSecond
         self.bytesPerSecond = bytesPerSecond
         self.userName = userName
@@ -57,6 +64,7 @@ final class RoomEndpoint: Endpoint {
 
         func opened() {
             let count = endpoint.rooms.join(room, self)
+            endpoint.presence.joined(room, displayName)
             endpoint.notify(room, "* \(displayName) joined (\(count) online)")
         }
 
@@ -77,17 +85,28 @@ final class RoomEndpoint: Endpoint {
             }
             let members = endpoint.rooms.members(of: room)
             guard members.count > 1 else { return }
-            var message = message
-            for member in members where member !== self {
-                member.connection.send(&message)
-            }
-            connection.metrics.messagesOut += members.count - 1
+            endpoint.deliver(message, to: members, except: self, arrivedAt: connection.owner.now)
         }
 
         func closed() {
             let count = endpoint.rooms.leave(room, self)
+            endpoint.presence.left(room, displayName)
             endpoint.notify(room, "* \(displayName) left (\(count) online)")
         }
+    }
+
+    /// Queues `message`, which arrived at `arrival` (loop time), on every member but `except`;
+    /// returns how many got it.
+    @discardableResult
+    func deliver(_ message: OutgoingMessage, to members: ContiguousArray<Member>, except: Member?, arrivedAt arrival: UInt64) -> Int {
+        var message = message
+        var count = 0
+        for member in members where member !== except {
+            member.connection.deliver(&message, arrivedAt: arrival)
+            count += 1
+        }
+        metrics.messagesSent[.room] += count
+        return count
     }
 
     /// The notice a publisher over its rate gets, at most once a second.

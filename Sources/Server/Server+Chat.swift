@@ -1,11 +1,13 @@
 import Chat
+import Crypto
 import HTTP
 import JSON
+import Posix
 import Store
-import Crypto
 
-/// The chat service's place in the server: the store it lives on, the presence timer, and the
-/// admin HTTP APIs (`/api/v1/presence`, `/api/v1/tree/{path}`).
+/// The chat service's place in the server: the store it lives on, the presence timer, the admin
+/// HTTP APIs (`/api/v1/presence`, `/api/v1/tree/{path}`), and the one admin check that every
+/// admin endpoint uses (`adminRefusal`).
 extension Server {
     /// How often folded `presence` diffs are sent (docs/protocol.md, "Events": at most one diff per group per period).
     static let presenceMilliseconds = 50
@@ -44,6 +46,10 @@ extension Server {
             state: state, store: store, transport: endpoint, secret: secret,
             configuration: chatConfiguration, logger: logger)
         endpoint.attach(service)
+        service.onPresenceChange = { [unowned self] change in presenceChanged(change) }
+        if let offlineWebhook {
+            service.onOfflineDelivery = { delivery in offlineWebhook.enqueue(delivery.json, type: "offline") }
+        }
         let bound = LoopBound(service)
         let loop = self.loop
         store.onDurable = { ticket in loop.execute { bound.value.durable(through: ticket) } }
@@ -57,6 +63,7 @@ extension Server {
     private func schedulePresence() {
         loop.schedule(afterMilliseconds: Server.presenceMilliseconds) { [unowned self] in
             chat?.service?.flushPresence()
+            flushRoomPresence()
             schedulePresence()
         }
     }
@@ -83,16 +90,20 @@ extension Server {
 
     /// The refusal for an admin endpoint, or nil when the request may pass: every admin API
     /// answers `403` unless an admin token is configured and this request presents it, so
-    /// nothing about users is served anonymously (docs/security.md).
-    func adminRefusal(_ head: HTTPRequestHead) -> HTTPResponse? {
-        guard configuration.adminToken != nil else {
+    /// nothing about users is served anonymously (docs/security.md). With
+    /// `acceptingStreamToken` (the presence stream), a valid stream token in the `token` query
+    /// parameter counts too, for `EventSource`, which cannot send headers (StreamToken).
+    func adminRefusal(_ head: HTTPRequestHead, acceptingStreamToken: Bool = false) -> HTTPResponse? {
+        guard let adminToken = configuration.adminToken else {
             return .error(.forbidden, code: "forbidden",
                           message: "the admin APIs are off: configure an admin token (adminToken) to use them")
         }
-        guard isAdmin(head) else {
-            return .error(.forbidden, code: "forbidden", message: "send Authorization: Bearer <admin token>")
+        if isAdmin(head) { return nil }
+        if acceptingStreamToken, let token = head.query["token"],
+           StreamToken.verify(token, key: Array(adminToken.utf8), now: SystemClock.epochMilliseconds() / 1000) {
+            return nil
         }
-        return nil
+        return .error(.forbidden, code: "forbidden", message: "send Authorization: Bearer <admin token>")
     }
 
     /// `GET /api/v1/presence`: admin only.
@@ -101,7 +112,7 @@ extension Server {
         guard let service = chat?.service else {
             return .error(.serviceUnavailable, code: "unavailable", message: "the store is not loaded yet")
         }
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot())
+        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot(rooms: rooms.presence.snapshot))
     }
 
     /// `GET /api/v1/tree/{path}`: admin only.

@@ -22,16 +22,18 @@ public final class Server: ConnectionOwner {
     let compression: CompressionPolicy
     let echo = EchoEndpoint()
     private(set) var rooms: RoomEndpoint!
+    private(set) var presenceStream: PresenceStream!
+    let presenceWebhook: Webhook?
+    let offlineWebhook: Webhook?
     /// `/ws` and the store it persists to, from `start` on (see Server+Chat.swift).
     var chat: ChatEndpoint?
     var store: Store?
     var connections: ContiguousArray<Connection> = []
-    /// Upgraded connections whose close is not decided yet.
-    var webSocketCount = 0
     /// Open sockets per peer address, against `maxConnectionsPerAddress`.
     private var addressCounts: [String: Int] = [:]
     /// Every client socket counts against this: `maxConnections`, lowered at start to what the
-    /// descriptor limit leaves after a reserve for the store, listeners and the loop.
+    /// descriptor limit leaves after a reserve for the store, listeners and the loop. WebSockets
+    /// and presence streams need no count of their own: they are sockets.
     private(set) var socketLimit: Int
     /// Connections refused at accept that are still saying so (at most `maxRefusing`).
     private var refusing = 0
@@ -77,11 +79,32 @@ public final class Server: ConnectionOwner {
             maxMessageSize: configuration.maxMessageSize,
             maxRequestsPerConnection: configuration.maxRequestsPerConnection)
         self.staticFiles = StaticFiles(directory: configuration.publicDirectory, logger: logger)
+        self.presenceWebhook = try Server.webhook(configuration.presenceWebhook, "presenceWebhook", configuration, logger)
+        self.offlineWebhook = try Server.webhook(configuration.offlineWebhook, "offlineWebhook", configuration, logger)
         self.rooms = RoomEndpoint(
+            metrics: metrics,
             messagesPerSecond: configuration.roomMessagesPerSecond,
             // Never below the largest message, which must always be able to pass.
             bytesPerSecond: max(configuration.roomBytesPerSecond, configuration.maxMessageSize)
         ) { [unowned self] head in chatUserName(head) }
+        self.presenceStream = PresenceStream(
+            epoch: String(SystemClock.epochMilliseconds()),
+            heartbeatMilliseconds: Int(configuration.heartbeatInterval * 1000)
+        ) { [unowned self] in presenceSnapshot() }
+    }
+
+    /// The webhook posting to `url`, if one is set; a URL without a secret stops the start.
+    private static func webhook(
+        _ url: String?, _ setting: String, _ configuration: ServerConfiguration, _ logger: Logger
+    ) throws(WebhookError) -> Webhook? {
+        guard let url else { return nil }
+        guard let target = WebhookTarget(url) else {
+            throw WebhookError(description: "\(setting) must be an http://host[:port]/path URL")
+        }
+        guard let secret = configuration.webhookSecret, !secret.isEmpty else {
+            throw WebhookError(description: "\(setting) needs webhookSecret, the key its requests are signed with")
+        }
+        return Webhook(target: target, secret: Array(secret.utf8), queueLimit: configuration.webhookQueueLimit, logger: logger)
     }
 
     deinit {
@@ -115,6 +138,7 @@ public final class Server: ConnectionOwner {
         }
         try loop.onReloadSignal { [unowned self] in reloadCertificate() }
         scheduleTick()
+        scheduleHeartbeat()
         isReady = true
         return urls
     }
@@ -203,10 +227,6 @@ public final class Server: ConnectionOwner {
     }
 
     var now: UInt64 { loop.now }
-
-    func sessionEnded(_ connection: Connection) {
-        webSocketCount -= 1
-    }
 
     func closed(_ connection: Connection) {
         if connection.isRefusal {

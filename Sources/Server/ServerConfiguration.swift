@@ -23,6 +23,16 @@ public struct ServerConfiguration: Sendable {
     public var allowSignup = true
     public var allowAnonymousRooms = true
     public var adminToken: String?
+    /// Where presence changes are posted (`presenceWebhook`, an `http://` URL), if anywhere.
+    public var presenceWebhook: String?
+    /// Where stored messages for offline members are posted (`offlineWebhook`), if anywhere.
+    public var offlineWebhook: String?
+    /// The HMAC-SHA256 key that signs every webhook request (`webhookSecret`); required with a
+    /// webhook URL.
+    public var webhookSecret: String?
+    /// Events a webhook may hold while its receiver is unreachable; later ones are dropped and
+    /// counted (`webhookQueueLimit`).
+    public var webhookQueueLimit = 10_000
     public var authSecret: String?
     /// permessage-deflate (RFC 7692); `deflate.isEnabled` is the `compression` setting.
     public var deflate = DeflateConfiguration()
@@ -53,6 +63,8 @@ public struct ServerConfiguration: Sendable {
     public var handshakeTimeout = 10.0
     public var idleTimeout = 60.0
     public var pingInterval = 25.0
+    /// Seconds between the presence stream's heartbeat comments (`heartbeatInterval`).
+    public var heartbeatInterval = 15.0
     /// Where the browser client's files live (served at `/`).
     public var publicDirectory = "Public"
 

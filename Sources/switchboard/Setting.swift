@@ -85,6 +85,14 @@ extension Setting {
         }
     }
 
+    static func webhook(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String?> & Sendable) -> Setting {
+        Setting(key: key, accepts: "an http://host[:port]/path URL or null") { options, value in
+            guard value.isEmpty || WebhookTarget(value) != nil else { return false }
+            options.server[keyPath: path] = value.isEmpty ? nil : value
+            return true
+        }
+    }
+
     static func choice(_ key: String, _ choices: [String], _ apply: @escaping @Sendable (inout Options, String) -> Void) -> Setting {
         Setting(key: key, accepts: "one of \(choices.joined(separator: ", "))") { options, value in
             guard choices.contains(value) else { return false }
@@ -109,6 +117,10 @@ extension Setting {
         .flag("allowSignup", \.allowSignup),
         .flag("allowAnonymousRooms", \.allowAnonymousRooms),
         .secret("adminToken", \.adminToken),
+        .webhook("presenceWebhook", \.presenceWebhook),
+        .webhook("offlineWebhook", \.offlineWebhook),
+        .secret("webhookSecret", \.webhookSecret),
+        .integer("webhookQueueLimit", \.webhookQueueLimit, 1...10_000_000),
         .secret("authSecret", \.authSecret),
         .integer("tokenLifetime", \.tokenLifetime, 1...(10 * 366 * 86400)),
         .flag("compression", \.deflate.isEnabled),
@@ -133,6 +145,7 @@ extension Setting {
         .seconds("handshakeTimeout", \.handshakeTimeout),
         .seconds("idleTimeout", \.idleTimeout),
         .seconds("pingInterval", \.pingInterval),
+        .seconds("heartbeatInterval", \.heartbeatInterval),
         .text("public", \.publicDirectory),
     ]
 

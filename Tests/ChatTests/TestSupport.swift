@@ -23,7 +23,7 @@ final class FakeTransport: ChatTransport {
         outputs[ObjectIdentifier(client), default: []].append((try? JSONValue.parse(json)) ?? .null)
     }
 
-    func broadcast(_ json: [UInt8], to clients: ContiguousArray<FakeClient>, except: FakeClient?) {
+    func broadcast(_ json: [UInt8], to clients: ContiguousArray<FakeClient>, except: FakeClient?, arrival: UInt64?) {
         broadcasts += 1
         for client in clients where client !== except { send(json, to: client) }
     }

@@ -109,3 +109,13 @@ private func opened(at now: UInt64 = 0) -> ConnectionLifecycle {
     #expect(!lifecycle.mayKeepAlive, "the third answer is the last")
     #expect(lifecycle.responded(keepAlive: false, now: 0) == .finishWriting)
 }
+
+@Test func aStreamIsNeitherPingedNorTimedOutButEndsWhenItsReaderStalls() {
+    var lifecycle = ConnectionLifecycle(now: 0, timeouts: timeouts)
+    lifecycle.streamed()
+    #expect(lifecycle.tick(now: 600 * second) == .none, "a quiet reader of a stream is not idle")
+    lifecycle.refused(now: 600 * second)
+    #expect(lifecycle.tick(now: 660 * second) == .none)
+    #expect(lifecycle.tick(now: 660 * second + 1) == .finishWriting)
+    #expect(!lifecycle.acceptsOutput)
+}
