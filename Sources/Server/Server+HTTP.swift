@@ -24,6 +24,12 @@ extension Server {
             connection.send(presenceTokenResponse(head), keepAlive: head.keepAlive)
         case .presenceStream:
             openPresenceStream(head, on: connection)
+        case .mediaUpload:
+            upload(head, body: body, on: connection)
+        case .media(let id):
+            serveMedia(id, head, on: connection)
+        case .mediaItem(let id):
+            deleteMedia(id, head, on: connection)
         case _ where head.method == "GET" && route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade"):
             upgrade(connection, head, route: route)
         default:

@@ -43,9 +43,14 @@ extension Server {
                 json.append(UInt8(ascii: "}"))
                 connection.send(HTTPResponse(status: .created, headers: ["Content-Type": "application/json"], body: json), keepAlive: head.keepAlive)
             case .failure(let error):
-                connection.send(.error(Server.status(for: error.code), code: error.code.rawValue, message: error.message), keepAlive: head.keepAlive)
+                connection.send(Server.response(for: error), keepAlive: head.keepAlive)
             }
         }
+    }
+
+    /// The HTTP answer for a refusal of the chat service: its code and message as JSON.
+    static func response(for error: ChatError) -> HTTPResponse {
+        .error(status(for: error.code), code: error.code.rawValue, message: error.message)
     }
 
     private static func status(for code: ChatError.Code) -> HTTPStatus {

@@ -28,6 +28,8 @@ public final class Server: ConnectionOwner {
     /// `/ws` and the store it persists to, from `start` on (see Server+Chat.swift).
     var chat: ChatEndpoint?
     var store: Store?
+    /// The files of uploaded media, in the data folder's `media/` (see Server+Media.swift).
+    var mediaFiles: MediaFiles?
     var connections: ContiguousArray<Connection> = []
     /// Open sockets per peer address, against `maxConnectionsPerAddress`.
     private var addressCounts: [String: Int] = [:]
@@ -67,7 +69,7 @@ public final class Server: ConnectionOwner {
         self.loop = try EventLoop()
         self.socketLimit = configuration.maxConnections
         self.compression = CompressionPolicy(configuration: configuration.deflate)
-        self.limits = ConnectionLimits(
+        var limits = ConnectionLimits(
             timeouts: .init(
                 handshake: Server.nanoseconds(configuration.handshakeTimeout),
                 idle: Server.nanoseconds(configuration.idleTimeout),
@@ -78,6 +80,8 @@ public final class Server: ConnectionOwner {
             outboundBytes: max(configuration.outboundQueueBytes, 2 * configuration.maxMessageSize),
             maxMessageSize: configuration.maxMessageSize,
             maxRequestsPerConnection: configuration.maxRequestsPerConnection)
+        limits.httpOutboundBytes = max(limits.outboundBytes, configuration.maxUploadBytes + 64 * 1024)
+        self.limits = limits
         self.staticFiles = StaticFiles(directory: configuration.publicDirectory, logger: logger)
         self.presenceWebhook = try Server.webhook(configuration.presenceWebhook, "presenceWebhook", configuration, logger)
         self.offlineWebhook = try Server.webhook(configuration.offlineWebhook, "offlineWebhook", configuration, logger)
