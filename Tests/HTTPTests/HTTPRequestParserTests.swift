@@ -246,21 +246,21 @@ func otherHTTPVersionsAreUnsupported(_ version: String) {
         return head.path == "/upload" ? 1000 : 4
     }
     var parser = HTTPRequestParser(maxBodyBytes: 4)
-    let upload = Array("POST /upload HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789".utf8)
+    let upload = Array("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789".utf8)
     let result = upload.withUnsafeBytes { parser.parse($0, bodyLimit: limit) }
     guard case .request(let parsed, let body, let consumed) = result else {
         Issue.record("expected a request, got \(result)")
         return
     }
     #expect(parsed.path == "/upload" && body == Array("0123456789".utf8) && consumed == upload.count)
-    let small = Array("POST /small HTTP/1.1\r\nContent-Length: 5\r\n\r\n".utf8)
+    let small = Array("POST /small HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n".utf8)
     #expect(small.withUnsafeBytes { parser.parse($0, bodyLimit: limit) } == .failure(.bodyTooLarge(limit: 4)))
     #expect(asked == ["/upload", "/small"])
 }
 
 @Test func bodyLimitIsNotAskedWithoutABody() throws {
     var parser = HTTPRequestParser()
-    let bytes = Array("GET / HTTP/1.1\r\nContent-Length: 0\r\n\r\n".utf8)
+    let bytes = Array("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n".utf8)
     var asked = false
     let result = bytes.withUnsafeBytes { parser.parse($0) { _ in asked = true; return nil } }
     #expect(try #require(head(result)).path == "/")
@@ -269,7 +269,7 @@ func otherHTTPVersionsAreUnsupported(_ version: String) {
 
 @Test func aBodyTheCallerRefusesIsNeverReadAndTheStreamIsDropped() throws {
     var parser = HTTPRequestParser(maxBodyBytes: 64)
-    let headText = "POST /upload HTTP/1.1\r\nContent-Length: 8\r\n\r\n"
+    let headText = "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 8\r\n\r\n"
     let bytes = Array((headText + "abcd").utf8)
     let result = bytes.withUnsafeBytes { parser.parse($0) { _ in nil } }
     guard case .unreadBody(let parsed, let consumed) = result else {
@@ -278,7 +278,7 @@ func otherHTTPVersionsAreUnsupported(_ version: String) {
     }
     #expect(parsed.path == "/upload")
     #expect(consumed == headText.utf8.count)
-    #expect(feed(&parser, Array("efghGET / HTTP/1.1\r\n\r\n".utf8)) == .needMoreData)
+    #expect(feed(&parser, Array("efghGET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8)) == .needMoreData)
 }
 
 @Test func chunkedBodyIsRefusedWith411() {
