@@ -15,7 +15,7 @@ cfg_t G = {
     .tls_version = 13, .deflate_level = 6,
     .deflate_offer = "permessage-deflate; client_no_context_takeover; client_max_window_bits",
 };
-mode_t_ g_mode;
+mode_hooks_t g_mode;
 conn_t *g_conns;
 long g_nconns;
 thr_t *g_thr;

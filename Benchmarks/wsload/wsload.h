@@ -236,8 +236,8 @@ typedef struct {
     void (*build_path)(const conn_t *c, char *out, size_t cap);
     void (*on_open)(thr_t *t, conn_t *c);
     void (*on_text)(thr_t *t, conn_t *c, const uint8_t *p, size_t n, uint64_t now);
-} mode_t_;
-extern mode_t_ g_mode;
+} mode_hooks_t;
+extern mode_hooks_t g_mode;
 
 extern conn_t *g_conns;
 extern long g_nconns;
@@ -332,8 +332,6 @@ void pool_init(void);
 size_t pool_compose(thr_t *t, conn_t *c, const uint8_t *p, size_t n, uint64_t pid, uint64_t seq);
 size_t make_payload(uint8_t *buf, uint32_t pid, uint64_t seq, uint64_t ts, int meas, size_t size);
 void relay_on_text(thr_t *t, conn_t *c, const uint8_t *p, size_t n, uint64_t now);
-struct pub;
-void relay_set_pubs(struct pub *pubs, int n);
 typedef struct pub {
     conn_t *c;
     uint32_t room, local, nrecv;
@@ -341,6 +339,7 @@ typedef struct pub {
     uint64_t done;  /* window mode: completed messages (atomic) */
     uint32_t *ring; /* window mode: delivery counts per slot (atomic) */
 } pub_t;
+void relay_set_pubs(pub_t *pubs, int n);
 
 /* chat.c */
 int chat_main(int argc, char **argv);

@@ -52,6 +52,33 @@ bench_preflight() {
 # The 1-minute load average, logged with each run.
 load_average() { cut -d' ' -f1 /proc/loadavg; }
 
+# The machine's CPU use over the next second, in % of one core (200 = both cores busy), steal
+# included. Taken before a run, while the server under test idles, it is what others use.
+busy_pct() {
+    python3 -c '
+import time
+def sample():
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return sum(f), f[3] + f[4]
+t0, i0 = sample()
+time.sleep(1)
+t1, i1 = sample()
+print(round(200 * (1 - (i1 - i0) / (t1 - t0)), 1) if t1 > t0 else 0.0)'
+}
+
+# Waits (up to QUIET_WAIT seconds, default 0) until the machine is quieter than QUIET_BUSY [30]
+# % of a core; prints the last busy_pct reading.
+wait_quiet() {
+    local waited=0 busy
+    busy="$(busy_pct)"
+    while [ "$waited" -lt "${QUIET_WAIT:-0}" ] && python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$busy" "${QUIET_BUSY:-30}"; do
+        sleep 4
+        waited=$((waited + 5))
+        busy="$(busy_pct)"
+    done
+    echo "$busy"
+}
+
 # A self-signed certificate for 127.0.0.1 in OUT_DIR/cert (once).
 bench_cert() {
     [ -f "$OUT_DIR/cert/cert.pem" ] && return 0
@@ -122,24 +149,27 @@ bench_check_port() {
 }
 
 # bench_load LOG ARGS...: one pinned, bounded load run (wsload ARGS); prints its JSON line, with
-# "load_avg" (the 1-minute load average at the start) and, when the server's PID is known,
+# "load_avg" (the 1-minute load average at the start), "busy_before_pct" (what the machine used in
+# the second before, see wait_quiet) and, when the server's PID is known,
 # "server_cpu_pct_run" (its CPU use, all threads, % of one core, over the whole run, set-up
 # included) added. Under 100 while the clients starve means the server waited (fsync, wakeups) or
 # was not scheduled (a busy machine). A run that printed nothing gives {"ok":false,"missing":true}.
 bench_load() {
-    local log="$1" load t0 c0=0 t1 c1=0 line
+    local log="$1" load busy t0 c0=0 t1 c1=0 line
     shift
+    busy="$(wait_quiet)"
     load="$(load_average)"
     t0=$(date +%s%N)
     [ -n "$SERVER_PID" ] && c0=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat")
     line="$(timeout "$(( ${DURATION%.*} + ${WARMUP%.*} + 240 ))" taskset -c "$LOAD_CPU" "$WSLOAD" "$@" 2> "$log" || true)"
     t1=$(date +%s%N)
     [ -n "$SERVER_PID" ] && c1=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat" 2> /dev/null || echo "$c0")
-    python3 - "$line" "$load" "${SERVER_PID:+$((c1 - c0))}" "$((t1 - t0))" <<'PY'
+    python3 - "$line" "$load" "$busy" "${SERVER_PID:+$((c1 - c0))}" "$((t1 - t0))" <<'PY'
 import json, os, sys
-line, load, ticks, ns = sys.argv[1:5]
+line, load, busy, ticks, ns = sys.argv[1:6]
 r = json.loads(line) if line.startswith("{") else {"ok": False, "missing": True}
 r["load_avg"] = float(load)
+r["busy_before_pct"] = float(busy)
 if ticks:
     r["server_cpu_pct_run"] = round(100 * int(ticks) / os.sysconf("SC_CLK_TCK") / (int(ns) / 1e9), 1)
 print(json.dumps(r, separators=(",", ":")))

@@ -82,6 +82,7 @@ def line(records):
           f"ok {w.get('ok')} client cpu {w.get('client_cpu_pct', 0):.0f}%"
           + (f" server cpu {w['server_cpu_pct_run']:.0f}%" if "server_cpu_pct_run" in w else "")
           + (f" load {w['load_avg']:.2f}" if "load_avg" in w else "")
+          + (f" busy before {w['busy_before_pct']:.0f}%" if "busy_before_pct" in w else "")
           + (f" first_error: {w['first_error']}" if w.get("first_error") else ""))
 
 
@@ -136,7 +137,7 @@ def abline(records):
     f = ab_figures(w)
     print(f"  {r['target']:>14} {r['build']:>3} round {r['run']}: "
           + "  ".join(f"{k} {v:.2f}" for k, v in f.items() if v is not None)
-          + f"  ok {w.get('ok')} load {w.get('load_avg', 0):.2f}"
+          + f"  ok {w.get('ok')} load {w.get('load_avg', 0):.2f} busy before {w.get('busy_before_pct', 0):.0f}%"
           + (f" first_error: {w['first_error']}" if w.get("first_error") else ""))
 
 
@@ -154,6 +155,7 @@ def ab(records):
         runs = {b: [r for r in records if r["target"] == case and r["build"] == b] for b in ("old", "new")}
         oks = {b: sum(bool(r["wsload"].get("ok")) for r in runs[b]) for b in runs}
         loads = [r["wsload"].get("load_avg", 0) for b in runs for r in runs[b]]
+        busy = [r["wsload"].get("busy_before_pct", 0) for b in runs for r in runs[b]]
         for key in ("rate/s", "p50 ms", "p99 ms", "srv cpu %", "cpu us/msg"):
             values = {b: [v for v in (ab_figures(r["wsload"])[key] for r in runs[b]) if v is not None] for b in runs}
             if not values["old"] or not values["new"]:
@@ -167,7 +169,8 @@ def ab(records):
             print(f"{case:>14} {key:>10} {med['old']:>11.2f} {rng['old']:>19} {med['new']:>11.2f} {rng['new']:>19} "
                   f"{change * 100:>+7.1f}% {spread * 100:>6.1f}%  {verdict}")
         print(f"{case:>14} ok runs: old {oks['old']}/{len(runs['old'])}, new {oks['new']}/{len(runs['new'])}; "
-              f"load average {min(loads):.2f}..{max(loads):.2f}")
+              f"load average {min(loads):.2f}..{max(loads):.2f}; others' CPU in the second before a run "
+              f"{min(busy):.0f}..{max(busy):.0f}% of a core")
 
 
 def main(argv):
