@@ -1,9 +1,10 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// Linux only: the server is built on epoll, eventfd, signalfd and accept4, so no Apple
+// platform is declared.
 let package = Package(
     name: "Switchboard",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "switchboard", targets: ["switchboard"])
     ],
@@ -20,33 +21,42 @@ let package = Package(
         // Vocabulary: no I/O.
         .target(name: "Bytes"),
         .target(name: "JSON", dependencies: ["Bytes"]),
+        // Hashing, HMAC and randomness from OpenSSL, for passwords, tokens and certificates.
+        .target(name: "Crypto", dependencies: ["COpenSSL"]),
 
-        // One level above the vocabulary; these do not import each other.
-        .target(name: "Posix", dependencies: ["Bytes", "CLinux", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "TLS", dependencies: ["Bytes", "COpenSSL"]),
+        // The one funnel for system calls: epoll, sockets, files, clocks.
+        .target(name: "Posix", dependencies: ["Bytes", "CLinux"]),
+
+        // One level above; these do not import each other.
+        .target(name: "TLS", dependencies: ["Bytes", "COpenSSL", "Crypto"]),
         .target(name: "HTTP", dependencies: ["Bytes"]),
-        .target(name: "Relay", dependencies: ["Bytes"]),
-        .target(name: "Store", dependencies: ["Bytes", "JSON", "CLinux", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Relay"),
+        .target(name: "Store", dependencies: ["JSON", "Posix", .product(name: "Logging", package: "swift-log")]),
 
         // Protocol layers.
         .target(name: "WebSocket", dependencies: ["Bytes"]),
-        .target(name: "Deflate", dependencies: ["Bytes", "WebSocket", "CZlib"]),
+        .target(name: "Deflate", dependencies: ["Bytes", "CZlib", "WebSocket"]),
 
         // The chat service: accounts, groups, history over the store and the rooms.
-        .target(name: "Chat", dependencies: ["Bytes", "JSON", "Relay", "Store", "TLS", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "Chat",
+            dependencies: [
+                "Bytes", "Crypto", "JSON", "Posix", "Relay", "Store", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // Wiring and the executable.
         .target(
             name: "Server",
             dependencies: [
-                "Bytes", "JSON", "Posix", "TLS", "HTTP", "Relay", "Store", "WebSocket", "Deflate", "Chat",
+                "Bytes", "Chat", "Crypto", "Deflate", "HTTP", "JSON", "Posix", "Relay", "Store", "TLS", "WebSocket",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "switchboard",
             dependencies: [
-                "Server", "TLS",
+                "Posix", "Server", "TLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -54,14 +64,23 @@ let package = Package(
 
         .testTarget(name: "BytesTests", dependencies: ["Bytes"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "PosixTests", dependencies: ["Posix"]),
-        .testTarget(name: "TLSTests", dependencies: ["Bytes", "TLS"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "PosixTests", dependencies: ["Bytes", "Posix"]),
+        .testTarget(name: "TLSTests", dependencies: ["Bytes", "COpenSSL", "Posix", "TLS"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),
-        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "Bytes"]),
-        .testTarget(name: "DeflateTests", dependencies: ["Deflate", "WebSocket"]),
-        .testTarget(name: "ChatTests", dependencies: ["Chat", "Store", "JSON", "Relay"]),
-        .testTarget(name: "ServerTests", dependencies: ["Server"]),
+        .testTarget(name: "StoreTests", dependencies: ["JSON", "Store", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "WebSocketTests", dependencies: ["Bytes", "WebSocket"]),
+        .testTarget(name: "DeflateTests", dependencies: ["CZlib", "Deflate", "WebSocket"]),
+        .testTarget(
+            name: "ChatTests",
+            dependencies: ["Chat", "JSON", "Store", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "Bytes", "HTTP", "Posix", "Server", "Store", "WebSocket", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ]
 )

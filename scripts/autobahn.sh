@@ -31,21 +31,15 @@ TIMEOUT_S="${5:-1800}"
 case "$TIMEOUT_S" in ''|*[!0-9]*) echo "autobahn.sh: TIMEOUT_S must be a number of seconds" >&2; exit 2;; esac
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 
-ROOT="$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
-SHARED="$ROOT/../shared/tools/autobahn"
+HERE="$(cd "$(dirname "$0")" && pwd)"
 
-# 1. Harness: build it once per cache folder (needs PyPI), refresh the two small scripts each time.
+# 1. Harness: build it once per cache folder (needs PyPI), from scripts/autobahn/.
 if [ ! -x "$CACHE/venv/bin/wstest" ]; then
-    [ -f "$SHARED/setup_harness.sh" ] || { echo "autobahn.sh: no harness at $SHARED" >&2; exit 2; }
     echo "autobahn.sh: setting up the harness in $CACHE (1-2 min)"
     mkdir -p "$CACHE"
-    timeout 900 bash "$SHARED/setup_harness.sh" "$CACHE" > "$CACHE/setup.log" 2>&1 ||
+    timeout 900 bash "$HERE/autobahn/setup-harness.sh" "$CACHE" > "$CACHE/setup.log" 2>&1 ||
         { echo "autobahn.sh: harness setup failed, see $CACHE/setup.log" >&2; tail -20 "$CACHE/setup.log" >&2; exit 1; }
 fi
-if [ -f "$SHARED/run_autobahn.sh" ]; then
-    cp "$SHARED/run_autobahn.sh" "$SHARED/summarize.py" "$CACHE/"
-fi
-[ -x "$CACHE/run_autobahn.sh" ] || { echo "autobahn.sh: $CACHE/run_autobahn.sh missing" >&2; exit 2; }
 
 # 2. Server on a free loopback port, with a throwaway data folder.
 WORK="$(mktemp -d /tmp/switchboard-autobahn.XXXXXX)"
@@ -83,27 +77,37 @@ fi
 URL="ws://127.0.0.1:$PORT/echo"
 echo "autobahn.sh: server pid $SERVER_PID on $URL; cases $CASES, excluded $EXCLUDE, limit ${TIMEOUT_S}s"
 
-# 3. The suite (run_autobahn.sh has its own timeout; the outer one also bounds the summary step).
+# 3. The suite, bounded by TIMEOUT_S (it writes its report only at the end).
+mkdir -p "$OUT"
+cat > "$OUT/spec.json" <<JSON
+{"outdir": "$OUT/report", "servers": [{"agent": "switchboard", "url": "$URL"}],
+ "cases": $CASES, "exclude-cases": $EXCLUDE, "exclude-agent-cases": {}}
+JSON
 status=0
-timeout $((TIMEOUT_S + 120)) "$CACHE/run_autobahn.sh" "$URL" "$OUT" switchboard "$CASES" "$EXCLUDE" "$TIMEOUT_S" || status=$?
+started=$(date +%s)
+(cd "$OUT" && timeout "$TIMEOUT_S" "$CACHE/venv/bin/wstest" -m fuzzingclient -s "$OUT/spec.json" > "$OUT/wstest.log" 2>&1) ||
+    echo "autobahn.sh: wstest exit code $? (124 = timed out; no report is written then)"
+echo "autobahn.sh: suite took $(( $(date +%s) - started ))s"
 if ! kill -0 "$SERVER_PID" 2>/dev/null; then
     echo "autobahn.sh: the server died during the run; last lines of its output:" >&2
     tail -20 "$SERVER_LOG" >&2
     status=1
 fi
 
-# 4. Verdict: summarize.py only lists FAILED (not UNIMPLEMENTED) cases, so judge index.json here.
+# 4. Verdict: a count by behaviour, then every FAILED or UNIMPLEMENTED case.
 INDEX="$OUT/report/index.json"
 if [ ! -f "$INDEX" ]; then
     echo "autobahn.sh: no report at $INDEX (suite timed out or crashed; see $OUT/wstest.log)" >&2
     exit 1
 fi
 "$CACHE/venv/bin/python" - "$INDEX" <<'PY' || status=1
-import json, sys
+import collections, json, sys
 index = json.load(open(sys.argv[1]))
 key = lambda case: tuple(int(part) for part in case.split("."))
 bad = []
 for agent, cases in index.items():
+    counts = collections.Counter(result["behavior"] for result in cases.values())
+    print(f"{agent}: {len(cases)} cases, " + ", ".join(f"{count} {name}" for name, count in sorted(counts.items())))
     for case, result in cases.items():
         if {result["behavior"], result["behaviorClose"]} & {"FAILED", "UNIMPLEMENTED"}:
             bad.append((key(case), case, result["behavior"], result["behaviorClose"]))

@@ -1,12 +1,31 @@
 /// ASCII byte values used by the text protocols (HTTP, JSON).
+///
+/// Computed and inlinable, so every use compiles to the constant, also across modules (the JSON
+/// and HTTP parsers compare bytes against them in their inner loops).
 public enum ASCII {
-    public static let tab: UInt8 = 0x09
-    public static let lineFeed: UInt8 = 0x0A
-    public static let carriageReturn: UInt8 = 0x0D
-    public static let space: UInt8 = 0x20
-    public static let quote: UInt8 = 0x22
-    public static let colon: UInt8 = 0x3A
-    public static let backslash: UInt8 = 0x5C
+    @inlinable public static var tab: UInt8 { 0x09 }
+    @inlinable public static var lineFeed: UInt8 { 0x0A }
+    @inlinable public static var carriageReturn: UInt8 { 0x0D }
+    @inlinable public static var space: UInt8 { 0x20 }
+    @inlinable public static var quote: UInt8 { 0x22 }
+    @inlinable public static var plus: UInt8 { 0x2B }
+    @inlinable public static var comma: UInt8 { 0x2C }
+    @inlinable public static var minus: UInt8 { 0x2D }
+    @inlinable public static var period: UInt8 { 0x2E }
+    @inlinable public static var slash: UInt8 { 0x2F }
+    @inlinable public static var zero: UInt8 { 0x30 }
+    @inlinable public static var nine: UInt8 { 0x39 }
+    @inlinable public static var colon: UInt8 { 0x3A }
+    @inlinable public static var upperE: UInt8 { 0x45 }
+    @inlinable public static var openBracket: UInt8 { 0x5B }
+    @inlinable public static var backslash: UInt8 { 0x5C }
+    @inlinable public static var closeBracket: UInt8 { 0x5D }
+    @inlinable public static var e: UInt8 { 0x65 }
+    @inlinable public static var f: UInt8 { 0x66 }
+    @inlinable public static var n: UInt8 { 0x6E }
+    @inlinable public static var t: UInt8 { 0x74 }
+    @inlinable public static var openBrace: UInt8 { 0x7B }
+    @inlinable public static var closeBrace: UInt8 { 0x7D }
 
     /// Lower-cases an ASCII letter; any other byte is returned unchanged.
     @inlinable

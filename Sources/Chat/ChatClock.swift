@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Posix
 
 /// The two clocks the service reads: wall time for timestamps and expiries, monotonic time for
 /// rate limits. Injected so tests can run at a chosen time without waiting.
@@ -17,16 +15,7 @@ public struct ChatClock: Sendable {
 
     /// The system's `CLOCK_REALTIME` and `CLOCK_MONOTONIC`.
     public static let system = ChatClock(
-        milliseconds: {
-            var time = timespec()
-            clock_gettime(CLOCK_REALTIME, &time)
-            return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
-        },
-        monotonicNanoseconds: {
-            var time = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &time)
-            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-        })
+        milliseconds: SystemClock.epochMilliseconds, monotonicNanoseconds: SystemClock.monotonicNanoseconds)
 
     /// Seconds since the epoch, the unit of token expiry.
     var seconds: Int64 { milliseconds() / 1000 }

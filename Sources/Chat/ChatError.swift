@@ -1,9 +1,9 @@
 /// An error reply of the JSON protocol: a machine code and a sentence for people.
 ///
-/// The codes are PROTOCOL.md's closed list; the messages say what was wrong and what to do.
+/// The codes are docs/protocol.md's closed list; the messages say what was wrong and what to do.
 /// An `internal` error never carries a path, a stack or a secret.
 public struct ChatError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// PROTOCOL.md's error codes.
+    /// docs/protocol.md's error codes.
     public enum Code: String, Sendable {
         case badRequest = "bad_request"
         case unauthorized

@@ -1,6 +1,7 @@
+import Bytes
 import JSON
 import Store
-import TLS
+import Crypto
 
 /// `groups`, `create`, `invite`, `join`, `leave`, `direct`.
 extension ChatService {
@@ -8,7 +9,7 @@ extension ChatService {
         let mine = (state.users[uid]?.groups ?? []).compactMap { gid in
             state.groups[gid].map { (gid, $0, state.lastActivity(of: gid)) }
         }
-        let sorted = mine.sorted { $0.2 != $1.2 ? $0.2 > $1.2 : $0.0 > $1.0 }
+        let sorted = mine.sorted { $0.2 > $1.2 }
         reply(session, request) { writer in
             writer.objects("groups", sorted) { nested, entry in
                 let (gid, group, _) = entry
@@ -158,6 +159,6 @@ extension ChatService {
 
     /// 12 random bytes as 16 base64url characters: unguessable, and safe in a URL.
     private func newInviteCode() -> String {
-        Crypto.base64URLEncode(Crypto.randomBytes(12))
+        Base64.encode(Crypto.randomBytes(12), .url)
     }
 }

@@ -169,7 +169,7 @@ public final class ChatService<Transport: ChatTransport> {
         case "receipt": try receipt(request, session, uid)
         case "typing": try typing(request, session, uid)
         default:
-            throw ChatError(.badRequest, "unknown op `\(request.op)`; see PROTOCOL.md for the list")
+            throw ChatError(.badRequest, "unknown op `\(request.op)`; see docs/protocol.md, \"Operations\", for the list")
         }
     }
 

@@ -1,7 +1,7 @@
 import Dispatch
 import JSON
 
-/// Conversion between the typed state and DESIGN.md's document tree.
+/// Conversion between the typed state and the document tree (docs/durability.md).
 ///
 /// ```
 /// Groups/<gid>:         name, createdBy, createdAt, invite, userList{uid:true}, direct?

@@ -36,9 +36,12 @@ public struct ChatState: Sendable, Equatable {
         a < b ? "\(a):\(b)" : "\(b):\(a)"
     }
 
-    /// The time of a group's latest activity: its last message, else its creation.
-    func lastActivity(of gid: String) -> Int64 {
-        messages[gid]?.last?.createdAt ?? groups[gid]?.createdAt ?? 0
+    /// A group's latest activity, as a key that orders by time and then by id: its last message,
+    /// else its creation. Push ids from one server increase strictly, also within a millisecond,
+    /// so two groups touched in the same millisecond still come out in the order they were.
+    func lastActivity(of gid: String) -> (time: Int64, id: String) {
+        if let message = messages[gid]?.last { return (message.createdAt, message.id) }
+        return (groups[gid]?.createdAt ?? 0, gid)
     }
 
     /// Total stored messages (for the start-up log line).

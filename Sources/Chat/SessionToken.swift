@@ -1,5 +1,6 @@
+import Bytes
 import JSON
-import TLS
+import Crypto
 
 /// Signed session tokens: `base64url(payload).base64url(HMAC-SHA256(secret, payload))`.
 ///
@@ -23,7 +24,7 @@ public struct SessionToken: Sendable, Equatable {
 
     /// A fresh random session id (96 bits, base64url).
     public static func newSessionID() -> String {
-        Crypto.base64URLEncode(Crypto.randomBytes(12))
+        Base64.encode(Crypto.randomBytes(12), .url)
     }
 
     /// The token string for this session, signed with `secret`.
@@ -31,7 +32,7 @@ public struct SessionToken: Sendable, Equatable {
         let payload: JSONValue = ["uid": .string(userID), "sid": .string(sessionID), "exp": .integer(expiresAt)]
         let bytes = payload.serialized
         let signature = Crypto.hmacSHA256(key: secret, message: bytes)
-        return Crypto.base64URLEncode(bytes) + "." + Crypto.base64URLEncode(signature)
+        return Base64.encode(bytes, .url) + "." + Base64.encode(signature, .url)
     }
 
     /// The session in `token` when its signature is right and it has not expired at `now`
@@ -40,8 +41,8 @@ public struct SessionToken: Sendable, Equatable {
         guard token.utf8.count <= 1024 else { return nil }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2,
-              let payload = Crypto.base64URLDecode(String(parts[0])),
-              let signature = Crypto.base64URLDecode(String(parts[1])),
+              let payload = Base64.decode(String(parts[0]), .url),
+              let signature = Base64.decode(String(parts[1]), .url),
               Crypto.constantTimeEquals(Crypto.hmacSHA256(key: secret, message: payload), signature),
               let json = try? JSONValue.parse(payload, limits: JSONLimits(maxDepth: 2, maxBytes: 1024)),
               let userID = json["uid"]?.stringValue,

@@ -1,7 +1,7 @@
-/// JSON responses: PROTOCOL.md's error body and plain JSON bodies for the API endpoints.
+/// JSON responses: docs/protocol.md's error body and plain JSON bodies for the API endpoints.
 extension HTTPResponse {
     /// `{"error":"<code>","message":"<message>"}` with `Content-Type: application/json`, the body
-    /// every HTTP error carries (PROTOCOL.md, "Endpoints on one port").
+    /// every HTTP error carries (docs/protocol.md, "Endpoints").
     public static func error(_ status: HTTPStatus, code: String, message: String) -> HTTPResponse {
         var body: [UInt8] = []
         body.reserveCapacity(32 + code.utf8.count + message.utf8.count)

@@ -1,3 +1,5 @@
+import Bytes
+
 /// Low-level writers that append JSON text to a byte array.
 ///
 /// Public because the chat service builds outgoing event frames straight into bytes
@@ -19,13 +21,13 @@ public enum JSONEncoding {
     /// Appends raw UTF-8 bytes as a quoted JSON string, escaping as `appendEscapedString` does.
     public static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.reserveCapacity(out.count + utf8.count + 2)
-        out.append(ASCIIByte.quote)
+        out.append(ASCII.quote)
         var runStart = 0
         var i = 0
         let n = utf8.count
         while i < n {
             let byte = utf8[i]
-            if byte >= 0x20 && byte != ASCIIByte.quote && byte != ASCIIByte.backslash {
+            if byte >= 0x20 && byte != ASCII.quote && byte != ASCII.backslash {
                 i += 1
                 continue
             }
@@ -39,15 +41,15 @@ public enum JSONEncoding {
         if n > runStart {
             out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<n]))
         }
-        out.append(ASCIIByte.quote)
+        out.append(ASCII.quote)
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     private static func appendEscape(for byte: UInt8, to out: inout [UInt8]) {
-        out.append(ASCIIByte.backslash)
+        out.append(ASCII.backslash)
         switch byte {
-        case ASCIIByte.quote, ASCIIByte.backslash: out.append(byte)
+        case ASCII.quote, ASCII.backslash: out.append(byte)
         case 0x08: out.append(0x62)  // b
         case 0x0C: out.append(0x66)  // f
         case 0x0A: out.append(0x6E)  // n

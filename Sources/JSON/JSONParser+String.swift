@@ -1,3 +1,5 @@
+import Bytes
+
 /// String parsing: escapes, surrogate pairs and UTF-8 validation.
 extension JSONParser {
     /// Parses a string starting at the opening quote and returns its value.
@@ -11,13 +13,13 @@ extension JSONParser {
         var sawNonASCII = false
         while index < count {
             let byte = input[index]
-            if byte == ASCIIByte.quote {
+            if byte == ASCII.quote {
                 let run = UnsafeBufferPointer(rebasing: input[start..<index])
                 if sawNonASCII { try validateUTF8(run, offset: start) }
                 index += 1
                 return String(decoding: run, as: UTF8.self)
             }
-            if byte == ASCIIByte.backslash { break }
+            if byte == ASCII.backslash { break }
             if byte < 0x20 { throw JSONError(.controlCharacterInString(byte), offset: index) }
             // Bit 7 set marks any byte of a multi-byte UTF-8 sequence.
             sawNonASCII = sawNonASCII || byte & 0x80 != 0
@@ -34,12 +36,12 @@ extension JSONParser {
         var runHasNonASCII = sawNonASCII
         while index < count {
             let byte = input[index]
-            if byte == ASCIIByte.quote || byte == ASCIIByte.backslash {
+            if byte == ASCII.quote || byte == ASCII.backslash {
                 let run = UnsafeBufferPointer(rebasing: input[runStart..<index])
                 if runHasNonASCII { try validateUTF8(run, offset: runStart) }
                 scratch.append(contentsOf: run)
                 runHasNonASCII = false
-                if byte == ASCIIByte.quote {
+                if byte == ASCII.quote {
                     index += 1
                     return String(decoding: scratch, as: UTF8.self)
                 }
@@ -62,7 +64,7 @@ extension JSONParser {
         let letter = input[index]
         index += 1
         switch letter {
-        case ASCIIByte.quote, ASCIIByte.backslash, ASCIIByte.slash: scratch.append(letter)
+        case ASCII.quote, ASCII.backslash, ASCII.slash: scratch.append(letter)
         case 0x62: scratch.append(0x08)  // \b
         case 0x66: scratch.append(0x0C)  // \f
         case 0x6E: scratch.append(0x0A)  // \n
@@ -73,7 +75,7 @@ extension JSONParser {
             if scalar >= 0xD800 && scalar <= 0xDBFF {
                 // A high surrogate is only meaningful followed by `\u` and a low surrogate;
                 // together they encode one scalar above the Basic Multilingual Plane.
-                guard index + 1 < count, input[index] == ASCIIByte.backslash, input[index + 1] == 0x75 else {
+                guard index + 1 < count, input[index] == ASCII.backslash, input[index + 1] == 0x75 else {
                     throw JSONError(.loneSurrogate, offset: escapeOffset)
                 }
                 index += 2

@@ -1,3 +1,5 @@
+import Bytes
+
 /// A strict RFC 8259 parser over a contiguous byte buffer.
 ///
 /// Strict means: no comments, no trailing commas, no leading zeros, no raw control characters
@@ -50,22 +52,22 @@ public struct JSONParser {
         skipWhitespace()
         guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
         switch input[index] {
-        case ASCIIByte.openBrace:
+        case ASCII.openBrace:
             return try parseObject()
-        case ASCIIByte.openBracket:
+        case ASCII.openBracket:
             return try parseArray()
-        case ASCIIByte.quote:
+        case ASCII.quote:
             return .string(try parseString())
-        case ASCIIByte.t:
+        case ASCII.t:
             try expectLiteral(Self.trueLiteral)
             return .bool(true)
-        case ASCIIByte.f:
+        case ASCII.f:
             try expectLiteral(Self.falseLiteral)
             return .bool(false)
-        case ASCIIByte.n:
+        case ASCII.n:
             try expectLiteral(Self.nullLiteral)
             return .null
-        case ASCIIByte.minus, ASCIIByte.zero...ASCIIByte.nine:
+        case ASCII.minus, ASCII.zero...ASCII.nine:
             return try parseNumber()
         case let byte:
             throw JSONError(.unexpectedByte(byte, expected: "a value"), offset: index)
@@ -99,14 +101,14 @@ public struct JSONParser {
         index += 1
         var elements: [JSONValue] = []
         skipWhitespace()
-        if index < count && input[index] == ASCIIByte.closeBracket {
+        if index < count && input[index] == ASCII.closeBracket {
             index += 1
             depth -= 1
             return .array(elements)
         }
         while true {
             elements.append(try parseValue())
-            if try !continueContainer(closedBy: ASCIIByte.closeBracket, expected: "',' or ']'") {
+            if try !continueContainer(closedBy: ASCII.closeBracket, expected: "',' or ']'") {
                 return .array(elements)
             }
         }
@@ -118,7 +120,7 @@ public struct JSONParser {
         skipWhitespace()
         guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
         switch input[index] {
-        case ASCIIByte.comma:
+        case ASCII.comma:
             index += 1
             skipWhitespace()
             if index < count && input[index] == closing {
@@ -138,7 +140,7 @@ public struct JSONParser {
         try enterContainer()
         index += 1
         skipWhitespace()
-        if index < count && input[index] == ASCIIByte.closeBrace {
+        if index < count && input[index] == ASCII.closeBrace {
             index += 1
             depth -= 1
             return .object([:])
@@ -147,19 +149,19 @@ public struct JSONParser {
         while true {
             skipWhitespace()
             guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
-            guard input[index] == ASCIIByte.quote else {
+            guard input[index] == ASCII.quote else {
                 throw JSONError(.unexpectedByte(input[index], expected: "a string key"), offset: index)
             }
             let keyOffset = index
             let key = try parseString()
             skipWhitespace()
             guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
-            guard input[index] == ASCIIByte.colon else {
+            guard input[index] == ASCII.colon else {
                 throw JSONError(.unexpectedByte(input[index], expected: "':'"), offset: index)
             }
             index += 1
             memberStack.append((key, try parseValue(), keyOffset))
-            if try !continueContainer(closedBy: ASCIIByte.closeBrace, expected: "',' or '}'") {
+            if try !continueContainer(closedBy: ASCII.closeBrace, expected: "',' or '}'") {
                 return .object(try popMembers(from: base))
             }
         }
@@ -192,7 +194,7 @@ public struct JSONParser {
     mutating func skipWhitespace() {
         while index < count {
             switch input[index] {
-            case ASCIIByte.space, ASCIIByte.tab, ASCIIByte.lineFeed, ASCIIByte.carriageReturn:
+            case ASCII.space, ASCII.tab, ASCII.lineFeed, ASCII.carriageReturn:
                 index += 1
             default:
                 return
@@ -209,24 +211,24 @@ public struct JSONParser {
     /// overflow) go through the standard library's correctly rounded `Double` parser.
     private mutating func parseNumber() throws(JSONError) -> JSONValue {
         let start = index
-        let negative = input[index] == ASCIIByte.minus
+        let negative = input[index] == ASCII.minus
         if negative { index += 1 }
         guard index < count else { throw JSONError(.invalidNumber, offset: index) }
         let firstDigit = input[index]
-        guard firstDigit >= ASCIIByte.zero && firstDigit <= ASCIIByte.nine else {
+        guard firstDigit >= ASCII.zero && firstDigit <= ASCII.nine else {
             throw JSONError(.invalidNumber, offset: index)
         }
         // Accumulate as a negative magnitude: Int64.min has no positive counterpart.
         var magnitude: Int64 = 0
         var overflow = false
-        if firstDigit == ASCIIByte.zero {
+        if firstDigit == ASCII.zero {
             index += 1
-            if index < count && input[index] >= ASCIIByte.zero && input[index] <= ASCIIByte.nine {
+            if index < count && input[index] >= ASCII.zero && input[index] <= ASCII.nine {
                 throw JSONError(.leadingZero, offset: start)
             }
         } else {
-            while index < count, input[index] >= ASCIIByte.zero, input[index] <= ASCIIByte.nine {
-                let digit = Int64(input[index] &- ASCIIByte.zero)
+            while index < count, input[index] >= ASCII.zero, input[index] <= ASCII.nine {
+                let digit = Int64(input[index] &- ASCII.zero)
                 let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
                 let (next, o2) = times10.subtractingReportingOverflow(digit)
                 overflow = overflow || o1 || o2
@@ -235,15 +237,15 @@ public struct JSONParser {
             }
         }
         var isInteger = true
-        if index < count && input[index] == ASCIIByte.period {
+        if index < count && input[index] == ASCII.period {
             isInteger = false
             index += 1
             try skipDigits()
         }
-        if index < count && (input[index] == ASCIIByte.e || input[index] == ASCIIByte.upperE) {
+        if index < count && (input[index] == ASCII.e || input[index] == ASCII.upperE) {
             isInteger = false
             index += 1
-            if index < count && (input[index] == ASCIIByte.plus || input[index] == ASCIIByte.minus) {
+            if index < count && (input[index] == ASCII.plus || input[index] == ASCII.minus) {
                 index += 1
             }
             try skipDigits()
@@ -262,37 +264,9 @@ public struct JSONParser {
     /// Skips one or more digits, as the fraction and exponent require.
     private mutating func skipDigits() throws(JSONError) {
         let start = index
-        while index < count, input[index] >= ASCIIByte.zero, input[index] <= ASCIIByte.nine {
+        while index < count, input[index] >= ASCII.zero, input[index] <= ASCII.nine {
             index += 1
         }
         guard index > start else { throw JSONError(.invalidNumber, offset: index) }
     }
-}
-
-/// The bytes of the JSON grammar, named so the parser reads like the RFC.
-@usableFromInline
-enum ASCIIByte {
-    @usableFromInline static let quote: UInt8 = 0x22
-    @usableFromInline static let backslash: UInt8 = 0x5C
-    @usableFromInline static let slash: UInt8 = 0x2F
-    static let openBrace: UInt8 = 0x7B
-    static let closeBrace: UInt8 = 0x7D
-    static let openBracket: UInt8 = 0x5B
-    static let closeBracket: UInt8 = 0x5D
-    static let comma: UInt8 = 0x2C
-    static let colon: UInt8 = 0x3A
-    static let minus: UInt8 = 0x2D
-    static let plus: UInt8 = 0x2B
-    static let period: UInt8 = 0x2E
-    static let zero: UInt8 = 0x30
-    static let nine: UInt8 = 0x39
-    static let e: UInt8 = 0x65
-    static let upperE: UInt8 = 0x45
-    static let t: UInt8 = 0x74
-    static let f: UInt8 = 0x66
-    static let n: UInt8 = 0x6E
-    static let space: UInt8 = 0x20
-    static let tab: UInt8 = 0x09
-    static let lineFeed: UInt8 = 0x0A
-    static let carriageReturn: UInt8 = 0x0D
 }

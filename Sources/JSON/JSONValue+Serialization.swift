@@ -1,3 +1,5 @@
+import Bytes
+
 /// Writing a value as compact JSON text.
 extension JSONValue {
     /// Appends this value as compact JSON (no spaces), object keys sorted, to `out`.
@@ -19,25 +21,25 @@ extension JSONValue {
         case .string(let value):
             JSONEncoding.appendEscapedString(value, to: &out)
         case .array(let elements):
-            out.append(ASCIIByte.openBracket)
+            out.append(ASCII.openBracket)
             var first = true
             for element in elements {
-                if !first { out.append(ASCIIByte.comma) }
+                if !first { out.append(ASCII.comma) }
                 first = false
                 element.serialize(into: &out)
             }
-            out.append(ASCIIByte.closeBracket)
+            out.append(ASCII.closeBracket)
         case .object(let members):
-            out.append(ASCIIByte.openBrace)
+            out.append(ASCII.openBrace)
             var first = true
             for (key, value) in members.sorted(by: { $0.key < $1.key }) {
-                if !first { out.append(ASCIIByte.comma) }
+                if !first { out.append(ASCII.comma) }
                 first = false
                 JSONEncoding.appendEscapedString(key, to: &out)
-                out.append(ASCIIByte.colon)
+                out.append(ASCII.colon)
                 value.serialize(into: &out)
             }
-            out.append(ASCIIByte.closeBrace)
+            out.append(ASCII.closeBrace)
         }
     }
 

@@ -18,9 +18,6 @@ public enum JSONValue: Sendable {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
-
-    /// The empty object, the usual root of a tree being built.
-    public static let emptyObject = JSONValue.object([:])
 }
 
 extension JSONValue: Equatable {

@@ -19,7 +19,7 @@ public final class EventLoop: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
 
     /// The loop's cached monotonic time in nanoseconds, refreshed once per iteration.
-    public private(set) var now: UInt64 = MonotonicClock.nanoseconds()
+    public private(set) var now: UInt64 = SystemClock.monotonicNanoseconds()
 
     /// One shared read buffer: a read callback reads into it and must consume or copy the
     /// bytes before returning, so 10,000 idle connections cost no read buffers at all.
@@ -106,7 +106,7 @@ public final class EventLoop: @unchecked Sendable {
         defer { events.deallocate() }
         while !stopRequested.load(ordering: .acquiring) {
             let count = try Epoll.wait(epoll, events: events, capacity: capacity, timeoutMilliseconds: waitTimeout())
-            now = MonotonicClock.nanoseconds()
+            now = SystemClock.monotonicNanoseconds()
             for index in 0..<count {
                 let event = events[index]
                 let fd = event.data.fd
@@ -163,7 +163,7 @@ public final class EventLoop: @unchecked Sendable {
     private func waitTimeout() -> Int32 {
         if !pendingFlush.isEmpty { return 0 }
         guard let deadline = timers.nextDeadline else { return -1 }
-        let current = MonotonicClock.nanoseconds()
+        let current = SystemClock.monotonicNanoseconds()
         if deadline <= current { return 0 }
         // Round up so the timer is due when the wait ends, not a millisecond before.
         return Int32(min((deadline - current + 999_999) / 1_000_000, 60_000))

@@ -33,12 +33,4 @@ public final class RoomRegistry<Member: AnyObject> {
     public func members(of room: String) -> ContiguousArray<Member> {
         rooms[room]?.members ?? []
     }
-
-    public func count(of room: String) -> Int {
-        rooms[room]?.count ?? 0
-    }
-
-    public func contains(_ member: Member, in room: String) -> Bool {
-        rooms[room]?.contains(member) ?? false
-    }
 }

@@ -1,6 +1,6 @@
 import WebSocket
 
-/// Counters for `/metrics`, in the Prometheus text format.
+/// The loop's counters for `/metrics`.
 ///
 /// Plain integers bumped on the loop thread: no atomics on the per-message path.
 final class Metrics {
@@ -16,39 +16,18 @@ final class Metrics {
         closesByCode[code.rawValue, default: 0] += 1
     }
 
-    /// A gauge read at scrape time; samples of one metric must be adjacent.
-    struct Gauge {
-        let name: String
-        let help: String
-        var labels = ""
-        let value: Int
-    }
-
-    /// The exposition text: the gauges, these counters, and `extra` (already formatted).
-    func render(gauges: [Gauge], extra: String) -> String {
-        var text = ""
-        func counter(_ name: String, _ help: String, _ value: Int) {
-            text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
-        }
-        var lastGauge = ""
-        for gauge in gauges {
-            if gauge.name != lastGauge {
-                text += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) gauge\n"
-                lastGauge = gauge.name
-            }
-            text += "\(gauge.name)\(gauge.labels) \(gauge.value)\n"
-        }
-        counter("switchboard_messages_in_total", "WebSocket messages received.", messagesIn)
-        counter("switchboard_messages_out_total", "WebSocket messages queued to clients.", messagesOut)
-        counter("switchboard_bytes_in_total", "Bytes read from sockets.", bytesIn)
-        counter("switchboard_bytes_out_total", "Bytes written to sockets.", bytesOut)
-        counter("switchboard_slow_consumers_dropped_total", "Connections closed because their outbound queue was full.", slowConsumers)
-        counter("switchboard_http_errors_total", "Malformed or refused HTTP requests.", httpErrors)
-        text += "# HELP switchboard_protocol_errors_total WebSocket connections failed, by close code.\n"
-        text += "# TYPE switchboard_protocol_errors_total counter\n"
-        for (code, count) in closesByCode.sorted(by: { $0.key < $1.key }) {
-            text += "switchboard_protocol_errors_total{code=\"\(code)\"} \(count)\n"
-        }
-        return text + extra
+    /// Writes the counters.
+    func write(to exposition: inout PrometheusText) {
+        exposition.add(.counter, "switchboard_messages_in_total", "WebSocket messages received.", messagesIn)
+        exposition.add(.counter, "switchboard_messages_out_total", "WebSocket messages queued to clients.", messagesOut)
+        exposition.add(.counter, "switchboard_bytes_in_total", "Bytes read from sockets.", bytesIn)
+        exposition.add(.counter, "switchboard_bytes_out_total", "Bytes written to sockets.", bytesOut)
+        exposition.add(.counter, 
+            "switchboard_slow_consumers_dropped_total", "Connections closed because their outbound queue was full.",
+            slowConsumers)
+        exposition.add(.counter, "switchboard_http_errors_total", "Malformed or refused HTTP requests.", httpErrors)
+        exposition.add(.counter, 
+            "switchboard_protocol_errors_total", "WebSocket connections failed, by close code.",
+            labelled: closesByCode.sorted { $0.key < $1.key }.map { (labels: "{code=\"\($0.key)\"}", value: $0.value) })
     }
 }

@@ -2,7 +2,7 @@ import Chat
 import HTTP
 import JSON
 import Store
-import TLS
+import Crypto
 
 /// The chat service's place in the server: the store it lives on, the presence timer, and the
 /// admin HTTP APIs (`/api/v1/presence`, `/api/v1/tree/{path}`).

@@ -1,6 +1,5 @@
-#if canImport(Glibc)
 import Glibc
-#endif
+import Posix
 import JSON
 import Logging
 
@@ -21,36 +20,36 @@ extension Store {
         compactAfterBytes: Int = 64 << 20,
         logger: Logger
     ) throws(StoreError) -> (store: Store, tree: JSONValue) {
-        let start = FileSystem.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        try FileSystem.makeDirectories(directory)
+        try io(FileSystem.makeDirectories(directory))
         let lockPath = directory + "/lock"
-        let lockFD = try FileSystem.open(lockPath, flags: O_RDWR | O_CREAT, mode: 0o600)
+        let lockFD = try io(FileSystem.open(lockPath, flags: O_RDWR | O_CREAT, mode: 0o600))
         do throws(StoreError) {
-            try FileSystem.lockExclusively(lockFD, path: lockPath, directory: directory)
+            guard try io(FileSystem.lockExclusively(lockFD, path: lockPath)) else { throw StoreError.locked(directory: directory) }
             let snapshotPath = directory + "/tree.json"
             var (tree, snapshotBytes) = try loadSnapshot(path: snapshotPath)
             let journalPath = directory + "/journal.jsonl"
             let replay = try replayJournal(path: journalPath, into: &tree)
-            let journalFD = try FileSystem.open(journalPath, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o600)
+            let journalFD = try io(FileSystem.open(journalPath, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o600))
             if replay.tornBytes > 0 {
                 logger.warning(
                     "cut a torn last line of \(replay.tornBytes) bytes from \(journalPath) (a crash during a write; it was never acknowledged)"
                 )
-                try FileSystem.truncate(journalFD, to: replay.goodLength, path: journalPath)
-                try FileSystem.fsync(journalFD, path: journalPath)
+                try io(FileSystem.truncate(journalFD, to: replay.goodLength, path: journalPath))
+                try io(FileSystem.fsync(journalFD, path: journalPath))
             }
-            try FileSystem.removeIfExists(directory + "/tree.json.tmp")
+            try io(FileSystem.removeIfExists(directory + "/tree.json.tmp"))
             // Makes the lock file and a newly created journal's directory entries durable, so
             // lines fsynced into the journal cannot vanish with its name.
-            try FileSystem.syncDirectory(directory)
+            try io(FileSystem.syncDirectory(directory))
             let store = Store(
                 directory: directory, durability: durability, compactAfterBytes: compactAfterBytes,
                 logger: logger, lockFD: lockFD, journalFD: journalFD, journalLength: replay.goodLength,
                 snapshotBytes: snapshotBytes
             )
             try store.startThread()
-            let milliseconds = Double(FileSystem.monotonicNanoseconds() - start) / 1e6
+            let milliseconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e6
             logger.info(
                 "store loaded: \(replay.lines) journal lines in \(Int(milliseconds)) ms",
                 metadata: ["directory": "\(directory)", "snapshotBytes": "\(snapshotBytes)", "journalBytes": "\(replay.goodLength)"]
@@ -64,11 +63,11 @@ extension Store {
 
     /// Reads and parses `tree.json`; a missing file is the empty tree.
     private static func loadSnapshot(path: String) throws(StoreError) -> (JSONValue, Int) {
-        guard let fd = try FileSystem.openIfExists(path, flags: O_RDONLY) else {
+        guard let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) else {
             return (DocumentTree.empty, 0)
         }
         defer { FileSystem.close(fd) }
-        let bytes = try FileSystem.readAll(fd, path: path)
+        let bytes = try io(FileSystem.readAll(fd, path: path))
         let tree: JSONValue
         do {
             tree = try JSONValue.parse(bytes, limits: .trustedFile)
@@ -93,10 +92,10 @@ extension Store {
 
     /// Applies every line of the journal at `path` to `tree`, without changing the file.
     static func replayJournal(path: String, into tree: inout JSONValue) throws(StoreError) -> Replay {
-        guard let fd = try FileSystem.openIfExists(path, flags: O_RDONLY) else { return Replay() }
+        guard let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) else { return Replay() }
         let bytes: [UInt8]
         do throws(StoreError) {
-            bytes = try FileSystem.readAll(fd, path: path)
+            bytes = try io(FileSystem.readAll(fd, path: path))
         } catch {
             FileSystem.close(fd)
             throw error

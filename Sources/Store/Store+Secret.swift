@@ -1,6 +1,5 @@
-#if canImport(Glibc)
 import Glibc
-#endif
+import Posix
 
 /// The server's signing secret, kept in the data folder.
 extension Store {
@@ -12,33 +11,33 @@ extension Store {
     /// An existing secret readable by group or others is used, with a warning.
     public func readOrCreateSecret(named name: String = "secret", bytes count: Int = 32) throws(StoreError) -> [UInt8] {
         let path = directory + "/" + name
-        if let fd = try FileSystem.openIfExists(path, flags: O_RDONLY) {
+        if let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) {
             defer { FileSystem.close(fd) }
-            let secret = try FileSystem.readAll(fd, path: path)
+            let secret = try io(FileSystem.readAll(fd, path: path))
             guard secret.count >= 16 else {
                 throw StoreError.invalidSecret(path: path, reason: "it holds \(secret.count) bytes, fewer than 16")
             }
-            if try FileSystem.permissions(path) & 0o077 != 0 {
+            if try io(FileSystem.permissions(path)) & 0o077 != 0 {
                 logger.warning("the secret file \(path) is readable by other users; chmod 600 it")
             }
             return secret
         }
         let secret = try Self.randomBytes(count)
         let temporaryPath = path + ".tmp"
-        let fd = try FileSystem.open(temporaryPath, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
+        let fd = try io(FileSystem.open(temporaryPath, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600))
         do throws(StoreError) {
             // open's mode is filtered by the umask, which can only remove bits; fchmod states
             // the intent exactly.
             fchmod(fd, 0o600)
-            try FileSystem.writeAll(fd, secret, path: temporaryPath)
-            try FileSystem.fsync(fd, path: temporaryPath)
+            try io(FileSystem.writeAll(fd, secret, path: temporaryPath))
+            try io(FileSystem.fsync(fd, path: temporaryPath))
             FileSystem.close(fd)
         } catch {
             FileSystem.close(fd)
             throw error
         }
-        try FileSystem.rename(temporaryPath, to: path)
-        try FileSystem.syncDirectory(directory)
+        try io(FileSystem.rename(temporaryPath, to: path))
+        try io(FileSystem.syncDirectory(directory))
         logger.info("created a new secret in \(path)")
         return secret
     }
@@ -46,7 +45,7 @@ extension Store {
     /// `count` bytes from the kernel's random source.
     static func randomBytes(_ count: Int) throws(StoreError) -> [UInt8] {
         let source = "/dev/urandom"
-        let fd = try FileSystem.open(source, flags: O_RDONLY)
+        let fd = try io(FileSystem.open(source, flags: O_RDONLY))
         defer { FileSystem.close(fd) }
         var bytes = [UInt8](repeating: 0, count: count)
         var filled = 0

@@ -1,6 +1,5 @@
-#if canImport(Glibc)
 import Glibc
-#endif
+import Posix
 import JSON
 import Logging
 
@@ -80,11 +79,11 @@ extension Store {
             report(failure: earlierFailure, ticket: lines.lastTicket, countsAsNew: false)
             return
         }
-        let start = FileSystem.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         do throws(StoreError) {
-            try FileSystem.writeAll(journalFD, lines.bytes, path: journalPath)
+            try io(FileSystem.writeAll(journalFD, lines.bytes, path: journalPath))
             if durability == .fsync {
-                try FileSystem.fdatasync(journalFD, path: journalPath)
+                try io(FileSystem.fdatasync(journalFD, path: journalPath))
             }
         } catch {
             // A short or failed write may have left part of a line; cutting back to the last
@@ -95,7 +94,7 @@ extension Store {
             report(failure: error, ticket: lines.lastTicket, countsAsNew: true)
             return
         }
-        let seconds = Double(FileSystem.monotonicNanoseconds() - start) / 1e9
+        let seconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e9
         journalLength += lines.bytes.count
         let handler: @Sendable (UInt64) -> Void = monitor.withLock {
             stats.batches += 1
@@ -132,12 +131,12 @@ extension Store {
             logger.error("compaction skipped: the journal failed earlier")
             return
         }
-        let start = FileSystem.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         var bytes: [UInt8] = []
         writeSnapshot(&bytes)
         do throws(StoreError) {
             try writeTemporarySnapshot(bytes)
-            try FileSystem.rename(temporarySnapshotPath, to: snapshotPath)
+            try io(FileSystem.rename(temporarySnapshotPath, to: snapshotPath))
         } catch {
             _ = try? FileSystem.removeIfExists(temporarySnapshotPath)
             logger.error("compaction failed, keeping the current snapshot and journal: \(error)")
@@ -145,7 +144,7 @@ extension Store {
             return
         }
         do throws(StoreError) {
-            try FileSystem.syncDirectory(directory)
+            try io(FileSystem.syncDirectory(directory))
         } catch {
             // Without a durable rename, a power loss could bring back the old snapshot, so the
             // journal must stay whole.
@@ -154,8 +153,8 @@ extension Store {
             return
         }
         do throws(StoreError) {
-            try FileSystem.truncate(journalFD, to: 0, path: journalPath)
-            try FileSystem.fdatasync(journalFD, path: journalPath)
+            try io(FileSystem.truncate(journalFD, to: 0, path: journalPath))
+            try io(FileSystem.fdatasync(journalFD, path: journalPath))
         } catch {
             logger.error("could not empty the journal after compaction, no further writes will be acknowledged: \(error)")
             monitor.withLock {
@@ -165,7 +164,7 @@ extension Store {
             return
         }
         journalLength = 0
-        let milliseconds = Double(FileSystem.monotonicNanoseconds() - start) / 1e6
+        let milliseconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e6
         monitor.withLock {
             stats.compactions += 1
             stats.journalBytes = 0
@@ -175,9 +174,9 @@ extension Store {
     }
 
     private func writeTemporarySnapshot(_ bytes: [UInt8]) throws(StoreError) {
-        let fd = try FileSystem.open(temporarySnapshotPath, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
+        let fd = try io(FileSystem.open(temporarySnapshotPath, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600))
         defer { FileSystem.close(fd) }
-        try FileSystem.writeAll(fd, bytes, path: temporarySnapshotPath)
-        try FileSystem.fsync(fd, path: temporarySnapshotPath)
+        try io(FileSystem.writeAll(fd, bytes, path: temporarySnapshotPath))
+        try io(FileSystem.fsync(fd, path: temporarySnapshotPath))
     }
 }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Posix
 
 /// Why the store could not open, load or persist, as a sentence naming the file.
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -23,16 +21,20 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .corrupt(let file, let line, let reason):
             return "\(file) line \(line) is corrupt: \(reason); fix or move the file away, nothing was changed"
         case .io(let path, let operation, let code):
-            return "could not \(operation) \(path): \(Self.systemMessage(code)) (errno \(code))"
+            return FileError(path: path, operation: operation, errno: code).description
         case .invalidSecret(let path, let reason):
             return "the secret file \(path) cannot be used: \(reason)"
         case .closed:
             return "the store is closed"
         }
     }
+}
 
-    private static func systemMessage(_ code: Int32) -> String {
-        guard let text = strerror(code) else { return "unknown error" }
-        return String(cString: text)
+/// Runs a file system call, reporting its failure as the store's `io` error.
+func io<T>(_ call: @autoclosure () throws(FileError) -> T) throws(StoreError) -> T {
+    do {
+        return try call()
+    } catch {
+        throw .io(path: error.path, operation: error.operation, errno: error.errno)
     }
 }

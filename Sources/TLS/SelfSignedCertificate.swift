@@ -1,7 +1,8 @@
 import COpenSSL
+import Crypto
 
 /// A development certificate for `switchboard cert --self-signed --out DIR`, made with OpenSSL's
-/// APIs (no `openssl` command needed on the machine).
+/// APIs (no `openssl` command needed on the machine); the command writes the files.
 ///
 /// The key is ECDSA P-256 (small, fast handshakes, accepted by every browser); the certificate
 /// is valid for one year and names `localhost`, `127.0.0.1` and `::1` as subject alternative
@@ -12,15 +13,10 @@ public enum SelfSignedCertificate {
     static let validitySeconds = 365 * 24 * 60 * 60
     static let backdateSeconds = 60
 
-    /// Generates a key and certificate and writes `cert.pem` (mode 0644) and `key.pem` (mode
-    /// 0600) into `dir`, creating the directory if needed and replacing existing files.
+    /// Generates a key and a certificate for it, both as PEM text.
     ///
-    /// - Returns: the two paths written.
-    /// - Throws: `TLSError` with kind `certificateGeneration`, naming the file and the reason.
-    public static func write(
-        toDirectory dir: String,
-        commonName: String = "localhost"
-    ) throws(TLSError) -> (certificatePath: String, keyPath: String) {
+    /// - Throws: `TLSError` with kind `certificateGeneration` and OpenSSL's reason.
+    public static func generate(commonName: String = "localhost") throws(TLSError) -> (certificatePEM: [UInt8], keyPEM: [UInt8]) {
         ERR_clear_error()
         guard let key = COpenSSL_EVP_EC_gen("P-256") else {
             throw TLSError.openSSL(.certificateGeneration, "could not generate a P-256 key")
@@ -28,16 +24,9 @@ public enum SelfSignedCertificate {
         defer { EVP_PKEY_free(key) }
         let certificate = try makeCertificate(key: key, commonName: commonName)
         defer { X509_free(certificate) }
-
         let certificatePEM = try pem { bio in PEM_write_bio_X509(bio, certificate) }
         let keyPEM = try pem { bio in PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) }
-        try CertificateFiles.makeDirectory(dir)
-        let base = dir.hasSuffix("/") ? dir : dir + "/"
-        let certificatePath = base + "cert.pem"
-        let keyPath = base + "key.pem"
-        try CertificateFiles.write(keyPEM, to: keyPath, mode: 0o600)
-        try CertificateFiles.write(certificatePEM, to: certificatePath, mode: 0o644)
-        return (certificatePath, keyPath)
+        return (certificatePEM, keyPEM)
     }
 
     /// Builds and signs the X.509 v3 certificate for `key`.

@@ -1,3 +1,5 @@
+import Bytes
+
 /// The server's part of the opening handshake (RFC 6455 §4.2): checking the client's key and
 /// deriving the `Sec-WebSocket-Accept` value that proves the server understood the upgrade.
 public enum WebSocketHandshake {

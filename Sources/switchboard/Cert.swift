@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Posix
 import TLS
 
 /// `switchboard cert --self-signed --out DIR`: a development certificate for localhost.
@@ -19,15 +20,20 @@ struct Cert: ParsableCommand {
     }
 
     func run() throws {
+        let certificatePath = out + "/cert.pem"
+        let keyPath = out + "/key.pem"
         do {
-            let files = try SelfSignedCertificate.write(toDirectory: out, commonName: commonName)
-            FileHandle.standardOutput.write(Data("""
-                wrote \(files.certificatePath) and \(files.keyPath) (for localhost, 127.0.0.1 and ::1; valid 365 days)
-                run: switchboard --tls-cert \(files.certificatePath) --tls-key \(files.keyPath)
-
-                """.utf8))
+            let pair = try SelfSignedCertificate.generate(commonName: commonName)
+            try FileSystem.makeDirectories(out, mode: 0o755)
+            try FileSystem.writeFile(pair.keyPEM, to: keyPath, mode: 0o600)
+            try FileSystem.writeFile(pair.certificatePEM, to: certificatePath, mode: 0o644)
         } catch {
             throw RuntimeError(description: "switchboard: \(error)")
         }
+        FileHandle.standardOutput.write(Data("""
+            wrote \(certificatePath) and \(keyPath) (for localhost, 127.0.0.1 and ::1; valid 365 days)
+            run: switchboard --tls-cert \(certificatePath) --tls-key \(keyPath)
+
+            """.utf8))
     }
 }

@@ -4,8 +4,13 @@ import Foundation
 /// `switchboard`: the chat relay. `serve` is the default subcommand.
 @main
 struct Switchboard: ParsableCommand {
+    /// The release, printed by `switchboard --version` (semantic versioning: the wire protocol of
+    /// docs/protocol.md is version 1 throughout 0.x).
+    static let version = "0.2.0"
+
     static let configuration = CommandConfiguration(
         abstract: "A self-hosted real-time chat relay: WebSocket rooms, presence and stored history.",
+        version: Switchboard.version,
         subcommands: [Serve.self, Cert.self],
         defaultSubcommand: Serve.self
     )

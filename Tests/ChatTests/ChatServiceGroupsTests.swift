@@ -98,3 +98,14 @@ import Testing
     #expect(groups.last?["lastMessage"] == .null)
     #expect(groups.first?["members"] == 1)
 }
+
+@Test func groupsTouchedInOneMillisecondListInTheOrderTheyWereTouched() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let first = h.group("first", owner: ada.client)
+    let second = h.group("second", owner: ada.client)
+    let ids = { h.call(ada.client, ["op": "groups"])["groups"]?.arrayValue?.compactMap { $0["id"]?.stringValue } }
+    #expect(ids() == [second, first])
+    #expect(h.call(ada.client, ["op": "send", "group": .string(first), "text": "hi"]).isOK)
+    #expect(ids() == [first, second])
+}

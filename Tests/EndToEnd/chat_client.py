@@ -1,4 +1,4 @@
-"""A small client for the JSON protocol on /ws (PROTOCOL.md, "JSON protocol: /ws"), over the real
+"""A small client for the JSON protocol on /ws (docs/protocol.md, "The JSON protocol: /ws"), over the real
 Python `websockets` sync client.
 
 A `ChatClient` numbers its requests, returns the reply carrying the same id and keeps every event
@@ -14,7 +14,7 @@ import time
 import uuid
 
 from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import connect
+from conftest import PATIENCE, connect
 
 PASSWORD = "correct horse battery staple"
 
@@ -40,7 +40,7 @@ def _matches(frame, match):
 class ChatClient:
     """One WebSocket connection to /ws; not thread-safe (one thread per client)."""
 
-    def __init__(self, server, token=None, query="", headers=None, open_timeout=10, path="/ws"):
+    def __init__(self, server, token=None, query="", headers=None, open_timeout=PATIENCE, path="/ws"):
         url = f"{server.ws}{path}"
         params = []
         if token is not None:
@@ -83,7 +83,7 @@ class ChatClient:
         else:
             self.events.append(frame)
 
-    def recv_any(self, timeout=5):
+    def recv_any(self, timeout=PATIENCE):
         """The next frame, reply or event, from the buffers first, else from the wire."""
         if self.events:
             return self.events.pop(0)
@@ -100,7 +100,7 @@ class ChatClient:
         self.send_json(body)
         return request_id
 
-    def wait_reply(self, request_id, timeout=10):
+    def wait_reply(self, request_id, timeout=PATIENCE):
         """Waits for the reply with `request_id`, buffering everything else."""
         deadline = time.monotonic() + timeout
         while request_id not in self.replies:
@@ -110,7 +110,7 @@ class ChatClient:
             self._file(self.recv_json(remaining))
         return self.replies.pop(request_id)
 
-    def request(self, op, args=None, timeout=10, **kwargs):
+    def request(self, op, args=None, timeout=PATIENCE, **kwargs):
         """Sends `{"op": op, "id": n, ...}` and returns the reply with id n."""
         return self.wait_reply(self.submit(op, args, **kwargs), timeout)
 
@@ -137,7 +137,7 @@ class ChatClient:
 
     # Events.
 
-    def expect_event(self, op, timeout=5, **match):
+    def expect_event(self, op, timeout=PATIENCE, **match):
         """Waits for an event `op` whose fields match (values or predicates); returns it.
 
         Events that do not match stay buffered for later calls.
@@ -207,7 +207,7 @@ class ChatClient:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         sock.close()
 
-    def close_code(self, timeout=10):
+    def close_code(self, timeout=PATIENCE):
         """Reads until the server closes; returns the close code it sent (None if none)."""
         deadline = time.monotonic() + timeout
         try:

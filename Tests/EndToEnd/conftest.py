@@ -1,11 +1,22 @@
 """Fixtures for the end-to-end tests: a real switchboard binary on a loopback port."""
 
+import functools
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
 
 import pytest
+import websockets.sync.client
+
+# How long a test waits for something that must happen (a reply, an event, a handshake). It bounds
+# a failing test and is never what a passing test measures: on a busy machine, where a handshake
+# can take seconds, a tight budget would fail a correct server.
+PATIENCE = 60
+
+# The websockets client with the patient opening handshake every test uses.
+connect = functools.partial(websockets.sync.client.connect, open_timeout=PATIENCE)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -22,6 +33,7 @@ class RunningServer:
     """One server process on 127.0.0.1 with its own data folder."""
 
     def __init__(self, args=(), env=None, data=None):
+        self.owns_data = data is None
         self.data = data or tempfile.mkdtemp(prefix="switchboard-e2e-")
         environment = dict(os.environ)
         environment.update(env or {})
@@ -76,6 +88,9 @@ def start_server():
     yield start
     for server in servers:
         server.stop(signal.SIGKILL)
+    for server in servers:
+        if server.owns_data:
+            shutil.rmtree(server.data, ignore_errors=True)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """/ws accounts: signup, login, auth, logout, ping, profile and the user list
-(PROTOCOL.md, "JSON protocol: /ws", operations `signup` to `profile`)."""
+(docs/protocol.md, "The JSON protocol: /ws", operations `signup` to `profile`)."""
 
 import time
 

@@ -1,4 +1,4 @@
-"""Crash safety (DESIGN.md, "Durability contract"): after `kill -9` at any moment, every
+"""Crash safety (docs/durability.md): after `kill -9` at any moment, every
 acknowledged message is there after the restart, exactly once, and nothing is duplicated."""
 
 import collections
@@ -10,6 +10,7 @@ import time
 from websockets.exceptions import ConnectionClosed
 
 from chat_client import connect_as, group_with, signup
+from conftest import PATIENCE
 
 ROUNDS = 5
 SENDERS = 8
@@ -36,7 +37,7 @@ def send_until_killed(client, group, round_number, sender, acknowledged, deadlin
     try:
         while time.monotonic() < deadline:
             client_id = f"r{round_number}-s{sender}-n{number}"
-            reply = client.request("send", group=group, text=client_id, clientId=client_id, timeout=10)
+            reply = client.request("send", group=group, text=client_id, clientId=client_id, timeout=PATIENCE)
             if reply["op"] == "ok":
                 assert reply["message"]["clientId"] == client_id
                 acknowledged.append((client_id, reply["message"]["id"]))

@@ -1,5 +1,5 @@
 """/ws groups: create, groups, invite, join, leave, direct, and who may touch a group
-(PROTOCOL.md, "Operations" and "Every group operation by a non-member gets `forbidden`")."""
+(docs/protocol.md, "Operations" and "Every group operation by a non-member gets `forbidden`")."""
 
 import time
 

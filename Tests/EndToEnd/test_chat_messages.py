@@ -1,5 +1,5 @@
 """/ws messages: send, fan-out, image URLs, history and subscribe paging, receipts, typing
-(PROTOCOL.md, operations `subscribe` to `typing`, and "Events")."""
+(docs/protocol.md, operations `subscribe` to `typing`, and "Events")."""
 
 import time
 

@@ -1,4 +1,4 @@
-"""The store behind /ws: restarts keep everything, damaged files are handled as DESIGN.md says
+"""The store behind /ws: restarts keep everything, damaged files are handled as docs/durability.md says
 ("The document tree", "Durability contract"), and one data folder has one server."""
 
 import os
@@ -6,7 +6,7 @@ import signal
 import subprocess
 
 from chat_client import PASSWORD, ChatClient, connect_as, group_with, signup
-from conftest import binary_path
+from conftest import PATIENCE, binary_path
 
 
 def snapshot_files(data):
@@ -27,7 +27,7 @@ def normal(messages):
     return [{k: v for k, v in m.items() if v is not None and v != {}} for m in messages]
 
 
-def run_expecting_refusal(data, timeout=20):
+def run_expecting_refusal(data, timeout=PATIENCE):
     """Runs the binary on `data` and returns (exit code, everything it printed); a server that
     does not refuse is killed after `timeout` seconds and reported as exit code None."""
     process = subprocess.Popen([binary_path(), "--host", "127.0.0.1", "--port", "0", "--data", data],

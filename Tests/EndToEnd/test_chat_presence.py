@@ -1,5 +1,5 @@
 """/ws presence: the `online` list on subscribe and `presence` diffs when it changes, however a
-connection ends (PROTOCOL.md, "Events": `presence`, and the paragraph after the table).
+connection ends (docs/protocol.md, "Events": `presence`, and the paragraph after the table).
 
 The `server` fixture runs with --idle-timeout 3 --ping-interval 1, so every "left" must come within
 a few seconds; the waits below are bounded at 10-15 s and are not speed checks."""
@@ -10,6 +10,7 @@ import struct
 
 from chat_client import connect_as, group_with, signup
 from wsraw import RawClient
+from conftest import PATIENCE
 
 
 def joined(user_id):
@@ -44,7 +45,7 @@ def test_a_subscriber_joining_and_closing_cleanly_produces_presence_diffs(server
     assert event["online"] == 2
     assert bob_user["id"] not in event.get("left", [])
     bob.close()
-    event = alice.expect_event("presence", timeout=10, group=group, left=joined(bob_user["id"]))
+    event = alice.expect_event("presence", timeout=PATIENCE, group=group, left=joined(bob_user["id"]))
     assert event["online"] == 1
     assert bob_user["id"] not in event.get("joined", [])
 
@@ -52,7 +53,7 @@ def test_a_subscriber_joining_and_closing_cleanly_produces_presence_diffs(server
 def test_unsubscribe_produces_a_left_diff(server):
     alice, bob, _, bob_user, group, _ = both_subscribed(server)
     bob.ok("unsubscribe", group=group)
-    event = alice.expect_event("presence", timeout=10, group=group, left=joined(bob_user["id"]))
+    event = alice.expect_event("presence", timeout=PATIENCE, group=group, left=joined(bob_user["id"]))
     assert event["online"] == 1
 
 
@@ -64,14 +65,14 @@ def test_a_user_stays_online_while_one_of_its_connections_is_subscribed(server):
     alice.no_event("presence", within=1.5, left=joined(bob_user["id"]))
     assert sorted(alice.subscribe(group)["group"]["online"]) == sorted([alice.user["id"], bob_user["id"]])
     bob_phone.close()
-    event = alice.expect_event("presence", timeout=10, group=group, left=joined(bob_user["id"]))
+    event = alice.expect_event("presence", timeout=PATIENCE, group=group, left=joined(bob_user["id"]))
     assert event["online"] == 1
 
 
 def test_a_tcp_reset_takes_the_user_out_of_the_group(server):
     alice, bob, _, bob_user, group, _ = both_subscribed(server)
     bob.reset()
-    event = alice.expect_event("presence", timeout=10, group=group, left=joined(bob_user["id"]))
+    event = alice.expect_event("presence", timeout=PATIENCE, group=group, left=joined(bob_user["id"]))
     assert event["online"] == 1
 
 
@@ -100,7 +101,7 @@ def test_a_silent_connection_leaves_after_the_idle_timeout(server):
     assert silent.request({"op": "subscribe", "id": 2, "group": group})["op"] == "ok"
     alice.expect_event("presence", group=group, joined=joined(bob_user["id"]))
     # From here the raw client reads nothing and answers no ping.
-    event = alice.expect_event("presence", timeout=15, group=group, left=joined(bob_user["id"]))
+    event = alice.expect_event("presence", timeout=PATIENCE, group=group, left=joined(bob_user["id"]))
     assert event["online"] == 1
     silent.close()
 
@@ -117,7 +118,7 @@ def test_a_raw_client_that_resets_after_subscribing_leaves(server):
     alice.expect_event("presence", group=group, joined=joined(bob_user["id"]))
     ghost.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     ghost.sock.close()
-    event = alice.expect_event("presence", timeout=10, group=group, left=joined(bob_user["id"]))
+    event = alice.expect_event("presence", timeout=PATIENCE, group=group, left=joined(bob_user["id"]))
     assert event["online"] == 1
 
 

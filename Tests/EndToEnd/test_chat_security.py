@@ -1,4 +1,4 @@
-"""Security of /ws and the admin APIs (DESIGN.md, "Security"; PROTOCOL.md, the endpoint table,
+"""Security of /ws and the admin APIs (docs/protocol.md: the endpoint table,
 "Plain relay" and the first paragraphs of "JSON protocol"): tokens, Origins, hostile JSON,
 what is never sent, rate limits, and rooms that need a token."""
 
@@ -8,10 +8,10 @@ import urllib.error
 import urllib.request
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus
-from websockets.sync.client import connect
 
 from chat_client import PASSWORD, ChatClient, connect_as, group_with, signup
 from wsraw import RawClient
+from conftest import PATIENCE, connect
 
 ADMIN = "e2e-admin-token-0123456789"
 
@@ -20,7 +20,7 @@ def get(url, token=None):
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     request = urllib.request.Request(url, headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=PATIENCE) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
@@ -80,7 +80,7 @@ def test_an_oversized_message_is_refused_and_the_server_keeps_serving(server):
     alice, _, _ = signup(server, "alice")
     group = group_with(alice)
     # Default max message size is 1 MiB; this frame is bigger. Either answer the spec allows:
-    # close 1009 (DESIGN.md, "Security") or a `too_large` error reply.
+    # close 1009 (docs/protocol.md, "Bad input") or a `too_large` error reply.
     big = json.dumps({"op": "send", "id": 99, "group": group, "text": "x" * (1 << 20) + "y" * 4096})
     try:
         alice.send_raw(big)
@@ -244,7 +244,7 @@ def test_a_flood_gets_rate_limited_then_closed_with_1008(start_server):
         still_open = flood(alice, group, 10, frames, sent)
     limited = [f for f in frames if f.get("op") == "error" and f.get("code") == "rate_limited"]
     assert limited, f"no rate_limited reply among {frames[:5]}"
-    assert alice.close_code(timeout=10) == 1008
+    assert alice.close_code(timeout=PATIENCE) == 1008
     # The server itself is fine.
     assert ChatClient(server).request("ping")["op"] == "pong"
 
@@ -274,4 +274,4 @@ def test_rooms_need_a_token_when_anonymous_rooms_are_off(start_server):
     _, token, _ = signup(server, "alice")
     # With a token the name is the user's, whatever `name` says.
     with connect(f"{server.ws}/rooms/x?token={token}&name=mallory", compression=None) as room:
-        assert room.recv(timeout=5) == "* alice joined (1 online)"
+        assert room.recv(timeout=PATIENCE) == "* alice joined (1 online)"

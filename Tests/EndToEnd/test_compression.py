@@ -8,10 +8,10 @@ import zlib
 import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory
-from websockets.sync.client import connect
 
 from chromium import CHROMIUM_ECHO, CHROMIUM_ROOM, open_chromium
 from wsraw import RawClient
+from conftest import PATIENCE, connect
 
 
 def chat_text(size):
@@ -42,10 +42,10 @@ def test_compressed_and_plain_members_share_a_room(server):
     text = chat_text(2000)
     compressed[0].send(text)
     for ws in compressed[1:] + [plain]:
-        assert ws.recv(timeout=5) == text
+        assert ws.recv(timeout=PATIENCE) == text
     plain.send(text + "!")
     for ws in compressed:
-        assert ws.recv(timeout=5) == text + "!"
+        assert ws.recv(timeout=PATIENCE) == text + "!"
     for ws in compressed + [plain]:
         ws.close()
 
@@ -63,7 +63,7 @@ def test_zip_bomb_is_closed_with_1009(server):
     with connect(server.ws + "/echo") as ws:
         ws.send(b"\x00" * (4 << 20))
         try:
-            ws.recv(timeout=10)
+            ws.recv(timeout=PATIENCE)
             raised = None
         except ConnectionClosed as closed:
             raised = closed
@@ -123,7 +123,7 @@ def test_a_message_compressed_without_context_takeover_is_relayed_as_its_sender_
 
         # Members inflating with a 15-bit window get the sender's bytes, not a second compression.
         assert window15.recv_frame_with_rsv() == (True, 4, 1, sent)
-        assert python_client.recv(timeout=5) == text
+        assert python_client.recv(timeout=PATIENCE) == text
         # A smaller window might not hold the sender's matches: the server compresses for it.
         fin, rsv, opcode, payload = window10.recv_frame_with_rsv()
         assert (fin, rsv, opcode) == (True, 4, 1) and payload != sent

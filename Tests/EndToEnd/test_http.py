@@ -1,22 +1,23 @@
-"""Plain HTTP endpoints and refusals (PROTOCOL.md, "Endpoints on one port")."""
+"""Plain HTTP endpoints and refusals (docs/protocol.md, "Endpoints")."""
 
 import json
 import socket
 import urllib.error
 import urllib.request
+from conftest import PATIENCE
 
 
 def get(url, headers=None):
     request = urllib.request.Request(url, headers=headers or {})
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=PATIENCE) as response:
             return response.status, response.headers, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.headers, error.read()
 
 
 def raw_request(port, data):
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE) as sock:
         sock.sendall(data)
         reply = b""
         while True:
@@ -75,7 +76,7 @@ def test_malformed_request_gets_400(server):
 
 
 def test_keep_alive_serves_several_requests_on_one_connection(server):
-    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as sock:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
         received = b""
         while received.count(b"HTTP/1.1 200") < 2:
@@ -127,7 +128,7 @@ def test_same_origin_is_allowed(server):
 def test_a_request_trickled_slower_than_the_handshake_timeout_is_dropped(start_server):
     import time
     server = start_server(env={"SWITCHBOARD_HANDSHAKE_TIMEOUT": "2"})
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as sock:
         request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 40
         closed = False
         # One byte every 0.2 s (about 14 s in all) keeps the connection busy but never finishes

@@ -7,9 +7,8 @@ import subprocess
 import threading
 import urllib.request
 
-from websockets.sync.client import connect
 
-from conftest import publish_past_a_reader_that_stopped
+from conftest import PATIENCE, connect, publish_past_a_reader_that_stopped
 from wsraw import RawClient
 
 
@@ -40,7 +39,7 @@ def test_room_of_twenty_relays_everything_in_order_to_everyone_else(server):
     for index, ws in enumerate(members):
         seen = {}
         for _ in range(per_sender * 19):
-            sender, seq = map(int, ws.recv(timeout=10).split(":"))
+            sender, seq = map(int, ws.recv(timeout=PATIENCE).split(":"))
             assert sender != index, "a member got its own message back"
             assert seq == seen.get(sender, -1) + 1, "messages from one sender arrived out of order"
             seen[sender] = seq
@@ -52,16 +51,16 @@ def test_room_of_twenty_relays_everything_in_order_to_everyone_else(server):
 def test_binary_frames_are_relayed_unchanged(server):
     with join(server, "bin") as a, join(server, "bin") as b:
         a.send(b"\x00\xffbinary")
-        assert b.recv(timeout=5) == b"\x00\xffbinary"
+        assert b.recv(timeout=PATIENCE) == b"\x00\xffbinary"
 
 
 def test_rooms_do_not_leak_into_each_other(server):
     with join(server, "one") as a, join(server, "one") as b, join(server, "two") as c:
         a.send("for one")
         c.send("for two")
-        assert b.recv(timeout=5) == "for one"
+        assert b.recv(timeout=PATIENCE) == "for one"
         b.send("back to one")
-        assert a.recv(timeout=5) == "back to one"
+        assert a.recv(timeout=PATIENCE) == "back to one"
         try:
             leaked = c.recv(timeout=0.5)
         except TimeoutError:
@@ -71,44 +70,44 @@ def test_rooms_do_not_leak_into_each_other(server):
 
 def test_notices_on_join_and_leave(server):
     alice = join(server, "lobby", name="alice", notices=True)
-    assert alice.recv(timeout=5) == "* alice joined (1 online)"
+    assert alice.recv(timeout=PATIENCE) == "* alice joined (1 online)"
     bob = join(server, "lobby", name="bob", notices=True)
-    assert alice.recv(timeout=5) == "* bob joined (2 online)"
-    assert bob.recv(timeout=5) == "* bob joined (2 online)"
+    assert alice.recv(timeout=PATIENCE) == "* bob joined (2 online)"
+    assert bob.recv(timeout=PATIENCE) == "* bob joined (2 online)"
     quiet = join(server, "lobby", name="quiet")
-    assert alice.recv(timeout=5) == "* quiet joined (3 online)"
+    assert alice.recv(timeout=PATIENCE) == "* quiet joined (3 online)"
     quiet.close()
-    assert alice.recv(timeout=5) == "* quiet left (2 online)"
+    assert alice.recv(timeout=PATIENCE) == "* quiet left (2 online)"
     bob.close()
-    assert alice.recv(timeout=5) == "* bob left (1 online)"
+    assert alice.recv(timeout=PATIENCE) == "* bob left (1 online)"
     alice.close()
 
 
 def test_default_name_is_a_guest_name(server):
     with join(server, "guests", notices=True) as ws:
-        notice = ws.recv(timeout=5)
+        notice = ws.recv(timeout=PATIENCE)
         assert notice.startswith("* guest-") and notice.endswith(" joined (1 online)")
 
 
 def test_a_client_that_vanishes_with_a_reset_leaves_the_room(server):
     watcher = join(server, "reset", name="watcher", notices=True)
-    assert watcher.recv(timeout=5) == "* watcher joined (1 online)"
+    assert watcher.recv(timeout=PATIENCE) == "* watcher joined (1 online)"
     ghost = RawClient(server.port, path="/rooms/reset?name=ghost")
-    assert watcher.recv(timeout=5) == "* ghost joined (2 online)"
+    assert watcher.recv(timeout=PATIENCE) == "* ghost joined (2 online)"
     # SO_LINGER with a zero timeout turns close() into a TCP reset.
     ghost.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     ghost.sock.close()
-    assert watcher.recv(timeout=5) == "* ghost left (1 online)"
+    assert watcher.recv(timeout=PATIENCE) == "* ghost left (1 online)"
     watcher.close()
 
 
 def test_a_silent_client_leaves_the_room_after_the_idle_timeout(server):
     watcher = join(server, "silent", name="watcher", notices=True)
-    watcher.recv(timeout=5)
+    watcher.recv(timeout=PATIENCE)
     silent = RawClient(server.port, path="/rooms/silent?name=mute")
-    assert watcher.recv(timeout=5) == "* mute joined (2 online)"
+    assert watcher.recv(timeout=PATIENCE) == "* mute joined (2 online)"
     # The raw client never answers the server's pings.
-    assert watcher.recv(timeout=10) == "* mute left (1 online)"
+    assert watcher.recv(timeout=PATIENCE) == "* mute left (1 online)"
     silent.close()
     watcher.close()
 
@@ -116,16 +115,16 @@ def test_a_silent_client_leaves_the_room_after_the_idle_timeout(server):
 def test_websocat_sends_and_receives_in_a_room(server):
     url = f"{server.ws}/rooms/cli?notices=0&name=term"
     with join(server, "cli", name="listener", notices=True) as listener:
-        assert listener.recv(timeout=5) == "* listener joined (1 online)"
+        assert listener.recv(timeout=PATIENCE) == "* listener joined (1 online)"
         result = subprocess.run(["websocat", "-t", url], input=b"hello from websocat\n",
-                                capture_output=True, timeout=20)
+                                capture_output=True, timeout=PATIENCE)
         assert result.returncode == 0, result.stderr
-        assert listener.recv(timeout=5) == "* term joined (2 online)"
-        assert listener.recv(timeout=5) == "hello from websocat\n"
-        assert listener.recv(timeout=5) == "* term left (1 online)"
+        assert listener.recv(timeout=PATIENCE) == "* term joined (2 online)"
+        assert listener.recv(timeout=PATIENCE) == "hello from websocat\n"
+        assert listener.recv(timeout=PATIENCE) == "* term left (1 online)"
         receiver = subprocess.Popen(["websocat", "-t", "-n", "-U", url], stdout=subprocess.PIPE)
         try:
-            assert listener.recv(timeout=10) == "* term joined (2 online)"
+            assert listener.recv(timeout=PATIENCE) == "* term joined (2 online)"
             listener.send("hello terminal")
             ready, _, _ = select.select([receiver.stdout], [], [], 10)
             assert ready, "websocat printed nothing"
@@ -138,13 +137,13 @@ def test_websocat_sends_and_receives_in_a_room(server):
 def test_a_client_that_stops_reading_is_dropped_without_slowing_the_room(start_server):
     server = start_server(env={"SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "1048576", "SWITCHBOARD_MAX_MESSAGE_SIZE": "4096"})
     watcher = join(server, "slow", name="watcher", notices=True)
-    assert watcher.recv(timeout=5) == "* watcher joined (1 online)"
+    assert watcher.recv(timeout=PATIENCE) == "* watcher joined (1 online)"
     slow = RawClient(server.port, path="/rooms/slow?name=sloth&notices=0")
-    assert watcher.recv(timeout=5) == "* sloth joined (2 online)"
+    assert watcher.recv(timeout=PATIENCE) == "* sloth joined (2 online)"
     publisher = join(server, "slow", name="pub")
-    assert watcher.recv(timeout=5) == "* pub joined (3 online)"
+    assert watcher.recv(timeout=PATIENCE) == "* pub joined (3 online)"
     publish_past_a_reader_that_stopped(publisher, watcher, "sloth")
-    metrics = urllib.request.urlopen(server.http + "/metrics", timeout=5).read().decode()
+    metrics = urllib.request.urlopen(server.http + "/metrics", timeout=PATIENCE).read().decode()
     assert "switchboard_slow_consumers_dropped_total 1" in metrics
     slow.close()
     publisher.close()

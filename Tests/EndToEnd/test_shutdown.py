@@ -3,9 +3,9 @@
 import signal
 
 from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import connect
 
 from wsraw import RawClient
+from conftest import PATIENCE, connect
 
 
 def test_sigterm_closes_every_websocket_with_1001_and_exits_zero(start_server):
@@ -17,7 +17,7 @@ def test_sigterm_closes_every_websocket_with_1001_and_exits_zero(start_server):
     for ws in clients:
         try:
             while True:
-                ws.recv(timeout=10)
+                ws.recv(timeout=PATIENCE)
         except ConnectionClosed as closed:
             assert closed.rcvd is not None and closed.rcvd.code == 1001
-    assert server.process.wait(timeout=10) == 0
+    assert server.process.wait(timeout=PATIENCE) == 0

@@ -9,10 +9,9 @@ import tempfile
 import urllib.request
 
 import pytest
-from websockets.sync.client import connect
 
 from chromium import CHROMIUM_ECHO, CHROMIUM_ROOM, open_chromium
-from conftest import binary_path, publish_past_a_reader_that_stopped
+from conftest import PATIENCE, binary_path, connect, publish_past_a_reader_that_stopped
 
 
 @pytest.fixture(scope="module")
@@ -59,16 +58,16 @@ def test_wss_and_ws_members_share_a_room(tls_server, certificate):
                      ssl=client_context(certificate)).__enter__()
     plain = connect(f"{tls_server.ws}/rooms/mixed?notices=0").__enter__()
     secure.send("from tls")
-    assert plain.recv(timeout=5) == "from tls"
+    assert plain.recv(timeout=PATIENCE) == "from tls"
     plain.send("from plain")
-    assert secure.recv(timeout=5) == "from plain"
+    assert secure.recv(timeout=PATIENCE) == "from plain"
     secure.close()
     plain.close()
 
 
 def test_https_serves_health(tls_server, certificate):
     with urllib.request.urlopen(f"https://localhost:{tls_server.tls_port}/healthz",
-                                context=client_context(certificate), timeout=5) as response:
+                                context=client_context(certificate), timeout=PATIENCE) as response:
         assert json.loads(response.read()) == {"status": "ok"}
 
 
@@ -76,7 +75,7 @@ def test_openssl_s_client_negotiates_tls13_and_http11_alpn(tls_server):
     result = subprocess.run(
         ["openssl", "s_client", "-connect", f"127.0.0.1:{tls_server.tls_port}", "-servername", "localhost",
          "-alpn", "http/1.1"],
-        input=b"", capture_output=True, timeout=20)
+        input=b"", capture_output=True, timeout=PATIENCE)
     output = (result.stdout + result.stderr).decode()
     assert "TLSv1.3" in output
     assert "ALPN protocol: http/1.1" in output
@@ -85,12 +84,12 @@ def test_openssl_s_client_negotiates_tls13_and_http11_alpn(tls_server):
 def test_openssl_s_client_with_tls11_is_refused(tls_server):
     result = subprocess.run(
         ["openssl", "s_client", "-connect", f"127.0.0.1:{tls_server.tls_port}", "-tls1_1", "-brief"],
-        input=b"", capture_output=True, timeout=20)
+        input=b"", capture_output=True, timeout=PATIENCE)
     assert result.returncode != 0
 
 
 def test_plaintext_on_the_tls_port_is_closed_and_the_server_carries_on(tls_server, certificate):
-    with socket.create_connection(("127.0.0.1", tls_server.tls_port), timeout=5) as sock:
+    with socket.create_connection(("127.0.0.1", tls_server.tls_port), timeout=PATIENCE) as sock:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         received = b""
         while True:
@@ -108,7 +107,7 @@ def test_missing_certificate_stops_the_start_naming_the_file(tmp_path):
     missing = str(tmp_path / "nope.pem")
     result = subprocess.run([binary_path(), "--port", "0", "--data", str(tmp_path / "data"),
                              "--tls-cert", missing, "--tls-key", missing],
-                            capture_output=True, text=True, timeout=20)
+                            capture_output=True, text=True, timeout=PATIENCE)
     assert result.returncode == 1
     assert "nope.pem" in result.stderr
 
@@ -118,7 +117,7 @@ def test_mismatched_key_stops_the_start_with_the_openssl_reason(tmp_path, certif
     subprocess.run([binary_path(), "cert", "--self-signed", "--out", str(other)], check=True, capture_output=True)
     result = subprocess.run([binary_path(), "--port", "0", "--data", str(tmp_path / "data"),
                              "--tls-cert", certificate[0], "--tls-key", str(other / "key.pem")],
-                            capture_output=True, text=True, timeout=20)
+                            capture_output=True, text=True, timeout=PATIENCE)
     assert result.returncode == 1
     assert "key values mismatch" in result.stderr
 
@@ -132,7 +131,7 @@ def test_wss_burst_spanning_many_records_comes_back_whole_and_in_order(tls_serve
     with connect(url, ssl=client_context(certificate), compression=None) as ws:
         for message in messages:
             ws.send(message)
-        assert [ws.recv(timeout=10) for _ in messages] == messages
+        assert [ws.recv(timeout=PATIENCE) for _ in messages] == messages
 
 
 def test_a_wss_client_that_stops_reading_is_dropped_and_the_room_carries_on(start_server, certificate):
@@ -144,20 +143,20 @@ def test_a_wss_client_that_stops_reading_is_dropped_and_the_room_carries_on(star
         env={"SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "1048576", "SWITCHBOARD_MAX_MESSAGE_SIZE": "4096"})
     base = f"wss://localhost:{server.tls_port}/rooms/slow"
     with connect(f"{base}?name=watcher", ssl=client_context(certificate), compression=None) as watcher:
-        assert watcher.recv(timeout=5) == "* watcher joined (1 online)"
+        assert watcher.recv(timeout=PATIENCE) == "* watcher joined (1 online)"
         sloth = client_context(certificate).wrap_socket(
-            socket.create_connection(("localhost", server.tls_port), timeout=10), server_hostname="localhost")
+            socket.create_connection(("localhost", server.tls_port), timeout=PATIENCE), server_hostname="localhost")
         sloth.sendall(
             f"GET /rooms/slow?name=sloth&notices=0 HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
             "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
             .encode())
         assert sloth.recv(4096).startswith(b"HTTP/1.1 101")
-        assert watcher.recv(timeout=5) == "* sloth joined (2 online)"
+        assert watcher.recv(timeout=PATIENCE) == "* sloth joined (2 online)"
         with connect(f"{base}?name=pub&notices=0", ssl=client_context(certificate), compression=None) as publisher:
-            assert watcher.recv(timeout=5) == "* pub joined (3 online)"
+            assert watcher.recv(timeout=PATIENCE) == "* pub joined (3 online)"
             publish_past_a_reader_that_stopped(publisher, watcher, "sloth")
         sloth.close()
-    metrics = urllib.request.urlopen(server.http + "/metrics", timeout=5).read().decode()
+    metrics = urllib.request.urlopen(server.http + "/metrics", timeout=PATIENCE).read().decode()
     assert "switchboard_slow_consumers_dropped_total 1" in metrics
 
 

@@ -5,9 +5,9 @@ import struct
 import time
 
 import pytest
-from websockets.sync.client import connect
 
 from wsraw import RawClient
+from conftest import connect
 
 TEXT, BINARY, CLOSE, PING, PONG = 1, 2, 8, 9, 10
 

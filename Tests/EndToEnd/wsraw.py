@@ -5,11 +5,12 @@ import base64
 import os
 import socket
 import struct
+from conftest import PATIENCE
 
 
 class RawClient:
     def __init__(self, port, path="/echo", host="127.0.0.1", headers=None):
-        self.sock = socket.create_connection((host, port), timeout=10)
+        self.sock = socket.create_connection((host, port), timeout=PATIENCE)
         key = base64.b64encode(os.urandom(16)).decode()
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         self.sock.sendall(

@@ -1,4 +1,5 @@
 import Glibc
+import Posix
 import TLS
 
 /// Shared test material: one self-signed certificate generated per test process, and fresh
@@ -7,7 +8,7 @@ enum Fixture {
     /// Paths of the shared development certificate and key.
     static let certificate: (certificatePath: String, keyPath: String) = {
         do {
-            return try SelfSignedCertificate.write(toDirectory: temporaryDirectory())
+            return try writeCertificate(toDirectory: temporaryDirectory())
         } catch {
             preconditionFailure("cannot create the test certificate: \(error)")
         }
@@ -23,9 +24,19 @@ enum Fixture {
         }
     }()
 
-    /// Creates a new empty directory under /tmp and returns its path.
+    /// Generates a certificate and key and writes them as `cert.pem` and `key.pem` into `directory`.
+    static func writeCertificate(toDirectory directory: String) throws -> (certificatePath: String, keyPath: String) {
+        let pair = try SelfSignedCertificate.generate()
+        let paths = (certificatePath: directory + "/cert.pem", keyPath: directory + "/key.pem")
+        try FileSystem.writeFile(pair.certificatePEM, to: paths.certificatePath, mode: 0o644)
+        try FileSystem.writeFile(pair.keyPEM, to: paths.keyPath, mode: 0o600)
+        return paths
+    }
+
+    /// Creates a new empty directory under $TMPDIR (else /tmp) and returns its path.
     static func temporaryDirectory() -> String {
-        var template = Array("/tmp/switchboard-tls-XXXXXX".utf8CString)
+        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array((base + "/switchboard-tls-XXXXXX").utf8CString)
         return template.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress, let path = mkdtemp(base) else {
                 preconditionFailure("mkdtemp failed")

@@ -10,22 +10,10 @@ private func readCertificate(_ path: String) -> OpaquePointer? {
     return PEM_read_bio_X509(bio, nil, nil, nil)
 }
 
-@Test func writesFilesThatAContextLoadsWithAPrivateKeyMode() throws {
-    let directory = Fixture.temporaryDirectory() + "/certs"
-    let paths = try SelfSignedCertificate.write(toDirectory: directory)
-    #expect(paths.certificatePath == directory + "/cert.pem")
-    #expect(paths.keyPath == directory + "/key.pem")
-    #expect(Fixture.mode(of: paths.keyPath) == 0o600)
-    #expect(Fixture.mode(of: paths.certificatePath) == 0o644)
-    _ = try TLSContext(certificateChainPath: paths.certificatePath, privateKeyPath: paths.keyPath)
-}
-
-@Test func rewritingTightensAnExistingKeyFileMode() throws {
+@Test func generatedPairLoadsIntoAContext() throws {
     let directory = Fixture.temporaryDirectory()
-    let first = try SelfSignedCertificate.write(toDirectory: directory)
-    #expect(chmod(first.keyPath, 0o644) == 0)
-    let second = try SelfSignedCertificate.write(toDirectory: directory)
-    #expect(Fixture.mode(of: second.keyPath) == 0o600)
+    let paths = try Fixture.writeCertificate(toDirectory: directory)
+    _ = try TLSContext(certificateChainPath: paths.certificatePath, privateKeyPath: paths.keyPath)
 }
 
 @Test func certificateNamesLocalhostAndLoopbackAddresses() throws {
@@ -44,14 +32,4 @@ private func readCertificate(_ path: String) -> OpaquePointer? {
     var seconds: Int32 = 0
     #expect(ASN1_TIME_diff(&days, &seconds, X509_get0_notBefore(certificate), X509_get0_notAfter(certificate)) == 1)
     #expect(days == 365)
-}
-
-@Test func unwritableDirectoryIsNamedInTheError() throws {
-    do {
-        _ = try SelfSignedCertificate.write(toDirectory: "/proc/switchboard-cannot-exist")
-        Issue.record("writing into /proc succeeded")
-    } catch {
-        #expect(error.kind == .certificateGeneration)
-        #expect(error.description.contains("/proc/switchboard-cannot-exist"))
-    }
 }

@@ -42,7 +42,7 @@ private func writeFile(named name: String, _ text: String) -> String {
 }
 
 @Test func mismatchedKeyNamesBothFilesAndTheReason() throws {
-    let other = try SelfSignedCertificate.write(toDirectory: Fixture.temporaryDirectory())
+    let other = try Fixture.writeCertificate(toDirectory: Fixture.temporaryDirectory())
     let certificate = Fixture.certificate.certificatePath
     let error = try #require(loadError(certificate: certificate, key: other.keyPath))
     #expect(error.kind == .keyMismatch)

@@ -30,22 +30,6 @@ private func hex(_ bytes: [UInt8]) -> String {
     #expect(hex(SHA1.hash(message)) == "a49b2446a02c645bf419f995b67091253a04a259")
 }
 
-@Test func base64EncodesRFC4648Vectors() {
-    let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=", "foobar": "Zm9vYmFy"]
-    for (plain, encoded) in vectors {
-        #expect(Base64.encode(Array(plain.utf8)) == encoded)
-        #expect(Base64.decode(encoded) == Array(plain.utf8))
-    }
-}
-
-@Test func base64RejectsMalformedText() {
-    #expect(Base64.decode("Zg=") == nil)
-    #expect(Base64.decode("Z===") == nil)
-    #expect(Base64.decode("Zg==Zg==") == nil)
-    #expect(Base64.decode("Zm9*") == nil)
-    #expect(Base64.decode("Zm=v") == nil)
-}
-
 @Test func acceptsSixteenByteKey() {
     #expect(WebSocketHandshake.isValidKey("dGhlIHNhbXBsZSBub25jZQ=="))
     #expect(WebSocketHandshake.isValidKey("AAAAAAAAAAAAAAAAAAAAAA=="))

@@ -4,7 +4,7 @@
 Usage: scripts/bench/make-store.py DIR [--groups 1000] [--messages 1000000] [--journal 100000]
                                        [--users 1000] [--members 10] [--text-bytes 64]
 
-DIR gets DESIGN.md's two files, in exactly the shape the server reads (ChatState+Tree.swift,
+DIR gets the two files of docs/durability.md, in exactly the shape the server reads (ChatState+Tree.swift,
 Mutation+Journal.swift):
   tree.json      {"Auth":{uid:{email,passwordHash}},
                   "Groups":{gid:{createdAt,createdBy,invite,name,userList{uid:true}}},

@@ -1,9 +1,9 @@
 import COpenSSL
 
-/// Hashing, signing and randomness from OpenSSL, for passwords and session tokens.
+/// Hashing, signing and randomness from OpenSSL, for passwords, session tokens and certificates.
 ///
-/// Lives in the TLS target because it is the one that links OpenSSL. Every function is a thin,
-/// allocation-light wrapper over a one-shot OpenSSL call and is safe from any thread.
+/// Every function is a thin, allocation-light wrapper over a one-shot OpenSSL call and is safe
+/// from any thread.
 public enum Crypto {
     /// Length of a SHA-256 digest and of an HMAC-SHA256 tag.
     public static let sha256Length = 32
@@ -26,7 +26,7 @@ public enum Crypto {
     /// Derives a key from a password with PBKDF2-HMAC-SHA256 (`PKCS5_PBKDF2_HMAC`, RFC 8018).
     ///
     /// - Parameters:
-    ///   - iterations: work factor; DESIGN.md asks for at least 210,000 for stored passwords.
+    ///   - iterations: work factor; at least 210,000 for stored passwords (docs/security.md).
     ///   - keyLength: bytes of output, 32 by default (one SHA-256 block, no extra work).
     public static func pbkdf2SHA256(password: [UInt8], salt: [UInt8], iterations: Int, keyLength: Int = 32) -> [UInt8] {
         guard keyLength > 0 else {

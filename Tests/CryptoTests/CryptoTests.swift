@@ -1,5 +1,5 @@
 import Testing
-import TLS
+import Crypto
 
 /// Hex string of bytes, for comparing with published vectors.
 private func hex(_ bytes: [UInt8]) -> String {
@@ -55,32 +55,4 @@ private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
     #expect(!Crypto.constantTimeEquals([1, 2, 3], [1, 2, 4]))
     #expect(!Crypto.constantTimeEquals([1, 2, 3], [1, 2]))
     #expect(Crypto.constantTimeEquals([], []))
-}
-
-@Test func base64URLEncodesRFC4648Vectors() {
-    let vectors = [
-        "": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy",
-    ]
-    for (plain, encoded) in vectors {
-        #expect(Crypto.base64URLEncode(bytes(plain)) == encoded)
-        #expect(Crypto.base64URLDecode(encoded) == bytes(plain))
-    }
-    #expect(Crypto.base64URLEncode([0xFB, 0xFF, 0xBF]) == "-_-_")
-}
-
-@Test func base64URLRoundTripsEveryLengthAndByte() {
-    var data: [UInt8] = []
-    for length in 0..<300 {
-        #expect(Crypto.base64URLDecode(Crypto.base64URLEncode(data)) == data)
-        data.append(UInt8(truncatingIfNeeded: length &* 37 &+ 11))
-    }
-}
-
-@Test func base64URLDecodeRejectsMalformedInput() {
-    #expect(Crypto.base64URLDecode("Zg==") == nil)  // padding
-    #expect(Crypto.base64URLDecode("Z") == nil)  // impossible length
-    #expect(Crypto.base64URLDecode("Zh") == nil)  // non-zero unused bits
-    #expect(Crypto.base64URLDecode("Zm9v!") == nil)  // outside the alphabet
-    #expect(Crypto.base64URLDecode("+/8") == nil)  // standard, not URL, alphabet
-    #expect(Crypto.base64URLDecode("Zm9vé") == nil)  // non-ASCII
 }
