@@ -52,14 +52,15 @@ bench_preflight() {
 # The 1-minute load average, logged with each run.
 load_average() { cut -d' ' -f1 /proc/loadavg; }
 
-# The machine's CPU use over the next second, in % of one core (200 = both cores busy), steal
-# included. Taken before a run, while the server under test idles, it is what others use.
+# The machine's CPU use at normal priority over the next second, in % of one core (200 = both
+# cores busy), steal included. Taken before a run, while the server under test idles, it is what
+# others take from the run; niced work (a fuzzer at nice 19) yields to the run and is left out.
 busy_pct() {
     python3 -c '
 import time
 def sample():
-    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    return sum(f), f[3] + f[4]
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
+    return sum(f), f[1] + f[3] + f[4]
 t0, i0 = sample()
 time.sleep(1)
 t1, i1 = sample()
@@ -137,7 +138,8 @@ server_stop() {
     SERVER_PID=""
     rm -rf "$DATA_ROOT/bench-data-$$"
 }
-trap server_stop EXIT INT TERM
+trap server_stop EXIT
+trap 'exit 130' INT TERM
 
 # The port must be a number and something must be listening on it.
 bench_check_port() {
