@@ -204,8 +204,8 @@ relay_mode() {
     case "$1" in
         plain) SCHEME=ws ;;
         tls) SCHEME=wss ;;
-        deflate) SCHEME=ws; MODE_ARGS+=(--deflate --deflate-offer "$DEFLATE_OFFER") ;;
-        tls-deflate) SCHEME=wss; MODE_ARGS+=(--deflate --deflate-offer "$DEFLATE_OFFER") ;;
+        deflate) SCHEME=ws; MODE_ARGS+=(--deflate --deflate-offer "${DEFLATE_OFFER:-client}") ;;
+        tls-deflate) SCHEME=wss; MODE_ARGS+=(--deflate --deflate-offer "${DEFLATE_OFFER:-client}") ;;
         *) echo "bench: MODE must be plain, tls, deflate or tls-deflate, got '$1'" >&2; exit 2 ;;
     esac
     [ "$SCHEME" = ws ] || [ -n "$SERVER_TLS_PORT" ] || { echo "bench: $1 needs a TLS port (TLS_PORT)" >&2; exit 2; }
