@@ -35,5 +35,6 @@ public struct ChatError: Error, Sendable, Equatable, CustomStringConvertible {
     static let badToken = ChatError(.unauthorized, "the token is invalid, expired or revoked; log in again")
     static let noSuchGroup = ChatError(.notFound, "no such group")
     static let notMember = ChatError(.forbidden, "you are not a member of this group")
+    static let hashingBusy = ChatError(.rateLimited, "the server is busy checking passwords; try again in a second")
     static let storeFailed = ChatError(.unavailable, "the change could not be saved; try again later")
 }

@@ -14,7 +14,13 @@ extension ChatService {
     func committed(_ ticket: UInt64, message: (group: String, message: ChatMessage)? = nil,
                    completion: @escaping (Bool) -> Void) {
         completions.append((ticket, completion))
-        if let message { pendingMessages.append((ticket, message.group, message.message)) }
+        if let message {
+            pendingMessages.append((ticket, message.group, message.message))
+            if let clientId = message.message.clientId {
+                pendingByClient[ClientMessageKey(user: message.message.user, clientId: clientId)] =
+                    (ticket, message.group, message.message)
+            }
+        }
         if store.needsCompaction { compact() }
     }
 
@@ -32,7 +38,13 @@ extension ChatService {
         while pendingMessageHead < pendingMessages.count, pendingMessages[pendingMessageHead].ticket <= ticket {
             let pending = pendingMessages[pendingMessageHead]
             pendingMessageHead += 1
-            if succeeded { state.messages[pending.group, default: MessageLog()].insert(pending.message) }
+            if let clientId = pending.message.clientId {
+                pendingByClient[ClientMessageKey(user: pending.message.user, clientId: clientId)] = nil
+            }
+            if succeeded {
+                state.messages[pending.group, default: MessageLog()].insert(pending.message)
+                state.noteClientId(of: pending.message, group: pending.group)
+            }
         }
         if pendingMessageHead == pendingMessages.count {
             pendingMessages.removeAll(keepingCapacity: true)
@@ -59,7 +71,11 @@ extension ChatService {
 
     /// Queues a compaction with an O(1) copy-on-write snapshot of the state; the store's
     /// thread adds the messages that are appended but not yet durable and serializes it.
+    ///
+    /// The retention settings (`retentionMessages`, `retentionMilliseconds`) are applied here
+    /// first, to the live history too: what the snapshot leaves out is gone from memory as well.
     public func compact() {
+        applyRetention()
         let snapshot = state
         let pending = pendingMessages[pendingMessageHead...].map { ($0.group, $0.message) }
         let now = clock.seconds
@@ -68,5 +84,17 @@ extension ChatService {
             for (group, message) in pending { full.messages[group, default: MessageLog()].insert(message) }
             full.writeTree(into: &out, now: now)
         })
+    }
+
+    private func applyRetention() {
+        let limit = configuration.retentionMessages
+        let age = configuration.retentionMilliseconds
+        guard limit > 0 || age > 0 else { return }
+        let cutoff = age > 0 ? clock.milliseconds() - age : 0
+        var dropped = 0
+        for gid in Array(state.messages.keys) {
+            dropped += state.messages[gid]!.trim(keepingLast: limit, createdSince: cutoff)
+        }
+        if dropped > 0 { logger.info("retention: \(dropped) old messages dropped at compaction") }
     }
 }

@@ -51,6 +51,20 @@ public struct MessageLog: Sendable, Equatable {
         return low
     }
 
+    /// Drops the oldest messages beyond the newest `limit` (0: no limit) and those created
+    /// before `cutoff` (milliseconds since the epoch; 0: none). Returns how many were dropped.
+    @discardableResult
+    public mutating func trim(keepingLast limit: Int, createdSince cutoff: Int64) -> Int {
+        var start = limit > 0 ? max(0, messages.count - limit) : 0
+        if cutoff > 0 {
+            // Ids sort by creation, so the old messages are a prefix.
+            while start < messages.count && messages[start].createdAt < cutoff { start += 1 }
+        }
+        guard start > 0 else { return 0 }
+        messages.removeFirst(start)
+        return start
+    }
+
     /// Sets `receivedBy[user]` of the message at `index`.
     public mutating func setReceipt(at index: Int, user: String, time: Int64) {
         messages[index].receivedBy[user] = time

@@ -9,7 +9,7 @@ extension Server {
         for connection in connections {
             byKind[connection.session?.base.kind.rawValue ?? "http", default: 0] += 1
         }
-        exposition.add(.gauge, 
+        exposition.add(.gauge,
             "switchboard_connections", "Open connections by endpoint (http: not upgraded).",
             labelled: byKind.sorted { $0.key < $1.key }.map { (labels: "{kind=\"\($0.key)\"}", value: $0.value) })
         exposition.add(.gauge, "switchboard_rooms", "Plain relay rooms with members.", rooms.rooms.roomCount)
@@ -19,8 +19,25 @@ extension Server {
             exposition.add(.gauge, "switchboard_messages_stored", "Chat messages stored.", service.state.messageCount)
         }
         metrics.write(to: &exposition)
+        var webhooks: [(name: String, statistics: Webhook.Statistics)] = []
+        if let presenceWebhook { webhooks.append(("presence", presenceWebhook.statistics)) }
+        if let offlineWebhook { webhooks.append(("offline", offlineWebhook.statistics)) }
+        if !webhooks.isEmpty { Server.write(webhooks, to: &exposition) }
         if let statistics = store?.statistics { Server.write(statistics, to: &exposition) }
         return exposition.text
+    }
+
+    private static func write(_ webhooks: [(name: String, statistics: Webhook.Statistics)], to exposition: inout PrometheusText) {
+        func samples(_ value: (Webhook.Statistics) -> Int) -> [(labels: String, value: Int)] {
+            webhooks.map { (labels: "{webhook=\"\($0.name)\"}", value: value($0.statistics)) }
+        }
+        exposition.add(.counter, "switchboard_webhook_events_queued_total", "Events accepted into a webhook's queue.", labelled: samples(\.queued))
+        exposition.add(.counter, "switchboard_webhook_events_delivered_total", "Events a webhook receiver acknowledged (2xx).", labelled: samples(\.delivered))
+        exposition.add(.counter,
+            "switchboard_webhook_events_dropped_total", "Events dropped because a webhook's queue was full.", labelled: samples(\.dropped))
+        exposition.add(.counter,
+            "switchboard_webhook_failed_attempts_total", "Webhook requests that failed and will be retried.", labelled: samples(\.failedAttempts))
+        exposition.add(.gauge, "switchboard_webhook_events_waiting", "Events queued for a webhook, not yet sent.", labelled: samples(\.waiting))
     }
 
     private static func write(_ statistics: StoreStatistics, to exposition: inout PrometheusText) {

@@ -39,3 +39,15 @@ private func message(_ id: String) -> ChatMessage {
         #expect(direct == mutation.journalLine)
     }
 }
+
+@Test func trimKeepsTheNewestByCountAndAge() {
+    var log = MessageLog((0..<10).map { ChatMessage(id: "id\($0)", user: "u", text: "t", imageUrl: nil, createdAt: Int64($0) * 1000) })
+    let result1 = log.trim(keepingLast: 0, createdSince: 0)
+    #expect(result1 == 0)
+    let result2 = log.trim(keepingLast: 8, createdSince: 0)
+    #expect(result2 == 2)
+    #expect(log.messages.first?.id == "id2")
+    let result3 = log.trim(keepingLast: 0, createdSince: 5000)
+    #expect(result3 == 3)
+    #expect(log.messages.map(\.id) == ["id5", "id6", "id7", "id8", "id9"])
+}

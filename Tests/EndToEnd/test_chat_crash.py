@@ -16,7 +16,7 @@ ROUNDS = 5
 SENDERS = 8
 # The default limit (100 messages a second per connection) would turn a fast sender into a
 # rate-limited one; this test is about durability, so the limit is lifted.
-ENV = {"SWITCHBOARD_MESSAGES_PER_SECOND": "1000000"}
+ENV = {"SWITCHBOARD_MESSAGES_PER_SECOND": "1000000", "SWITCHBOARD_USER_MESSAGES_PER_SECOND": "1000000"}
 
 
 def full_history(client, group):
