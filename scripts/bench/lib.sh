@@ -11,7 +11,9 @@
 #   PORT, TLS_PORT, SERVER_PID         use a server that is already running instead (pinned by
 #                                      whoever started it: `ulimit -n 20000; taskset -c 1 ...`),
 #                                      e.g. the Hummingbird peer; SERVER_PID for m2 and CPU figures
-#   SB_CONFIG [Config/switchboard.json]  the started server's configuration file
+#   SB_CONFIG [Config/switchboard.json]  the started server's configuration file; empty: the
+#                                      binary's defaults (ab uses them, so that an older build
+#                                      does not meet settings it does not know)
 #   WSLOAD [Benchmarks/wsload/wsload]  built with Benchmarks/wsload/build.sh when missing
 #   SERVER_CPU [1] LOAD_CPU [0]        taskset cores
 #   DURATION [10] WARMUP [2] RUNS [3]  measured and unmeasured seconds per run, runs per step
@@ -22,7 +24,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BENCH_DIR="$ROOT/scripts/bench"
 BIN="${BIN:-$ROOT/.build/release/switchboard}"
-SB_CONFIG="${SB_CONFIG:-$ROOT/Config/switchboard.json}"
+SB_CONFIG="${SB_CONFIG-$ROOT/Config/switchboard.json}"
 WSLOAD="${WSLOAD:-$ROOT/Benchmarks/wsload/wsload}"
 SERVER_CPU="${SERVER_CPU:-1}"
 LOAD_CPU="${LOAD_CPU:-0}"
@@ -107,13 +109,14 @@ server_start() {
     local data="${SERVER_DATA:-$DATA_ROOT/bench-data-$$}"
     local log="$OUT_DIR/server.log"
     local config=()
-    [ -f "$SB_CONFIG" ] && config=(--config "$SB_CONFIG")
+    [ -n "$SB_CONFIG" ] && [ -f "$SB_CONFIG" ] && config=(--config "$SB_CONFIG")
     [ -n "${SERVER_DATA:-}" ] || rm -rf "$data"
-    SWITCHBOARD_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_USER_MESSAGES_PER_SECOND=1000000 \
-    SWITCHBOARD_ROOM_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_ROOM_BYTES_PER_SECOND=1000000000 \
-    SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS=0 taskset -c "$SERVER_CPU" "$BIN" serve "${config[@]}" --host 127.0.0.1 \
-        --port 0 --tls-port 0 --tls-cert "$OUT_DIR/cert/cert.pem" --tls-key "$OUT_DIR/cert/key.pem" --data "$data" \
-        --log-level "${SERVER_LOG_LEVEL:-error}" "$@" > "$log" 2>&1 &
+    # From OUT_DIR, so that without SB_CONFIG the server finds no Config/ and runs on its defaults.
+    (cd "$OUT_DIR" && SWITCHBOARD_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_USER_MESSAGES_PER_SECOND=1000000 \
+        SWITCHBOARD_ROOM_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_ROOM_BYTES_PER_SECOND=1000000000 \
+        SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS=0 exec taskset -c "$SERVER_CPU" "$BIN" serve "${config[@]}" \
+        --host 127.0.0.1 --port 0 --tls-port 0 --tls-cert "$OUT_DIR/cert/cert.pem" --tls-key "$OUT_DIR/cert/key.pem" \
+        --data "$data" --log-level "${SERVER_LOG_LEVEL:-error}" "$@" > "$log" 2>&1) &
     STARTED_PID=$!
     SERVER_PID=$STARTED_PID
     local i
