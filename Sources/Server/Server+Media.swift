@@ -49,13 +49,16 @@ extension Server {
                                           message: "the bytes are not a \(type.rawValue) image"),
                                    keepAlive: head.keepAlive)
         }
+        guard let mediaFiles else {
+            return connection.send(.error(.serviceUnavailable, code: "unavailable", message: "media storage is not open"),
+                                   keepAlive: head.keepAlive)
+        }
         let id: String
         do throws(ChatError) {
             id = try service.beginUpload(uid: uid, bytes: body.count)
         } catch {
             return connection.send(Server.response(for: error), keepAlive: head.keepAlive)
         }
-        guard let mediaFiles else { return }
         connection.deferResponse()
         let waiting = LoopBound((connection, service))
         let loop = self.loop
