@@ -28,7 +28,7 @@ def read_response(sock):
 
 
 def raw_upload_head(token, length, content_type="image/png"):
-    lines = [f"POST /api/v1/media HTTP/1.1", "Host: test", f"Content-Type: {content_type}",
+    lines = ["POST /api/v1/media HTTP/1.1", "Host: test", f"Content-Type: {content_type}",
              f"Content-Length: {length}"]
     if token is not None:
         lines.append(f"Authorization: Bearer {token}")
