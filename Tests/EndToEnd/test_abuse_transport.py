@@ -6,6 +6,7 @@ still served meanwhile."""
 import socket
 import struct
 import time
+import urllib.request
 
 from websockets.exceptions import InvalidStatus
 
@@ -61,7 +62,12 @@ def test_a_reader_that_stops_is_closed_but_a_burst_to_a_fast_reader_is_not(start
             sent += 40
             for expected in range(sent - 40, sent):
                 assert int(fast.recv(timeout=30)[:5]) == expected, "the fast reader lost messages"
-        assert stopped.recv_close() == 1008, "the reader that stopped is closed as a slow consumer"
+        # The server decided at once; whether its 1008 frame still reaches a reader that lets it
+        # wait behind megabytes is up to that reader (after the 2 s close timeout the socket is
+        # simply closed), so the decision is read from the metrics.
+        assert stopped.recv_close_or_end() in (1008, None)
+        metrics = urllib.request.urlopen(server.http + "/metrics", timeout=PATIENCE).read().decode()
+        assert "switchboard_slow_consumers_dropped_total 1\n" in metrics, "the reader that stopped was not closed"
 
 
 def test_a_client_that_sends_but_never_reads_is_closed_after_the_idle_timeout(start_server):

@@ -82,6 +82,14 @@ class RawClient:
             if opcode == 8:
                 return struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
 
+    def recv_close_or_end(self):
+        """Reads frames until a close frame, returning its status code, or until the server ends
+        the connection without one, returning None."""
+        try:
+            return self.recv_close()
+        except (ConnectionError, EOFError):
+            return None
+
     def at_eof(self):
         """True once the server has closed the TCP connection."""
         try:
