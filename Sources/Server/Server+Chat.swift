@@ -41,7 +41,7 @@ extension Server {
         chatConfiguration.signupsPerHour = configuration.signupsPerHour
         chatConfiguration.retentionMessages = configuration.retentionMessages
         chatConfiguration.retentionMilliseconds = Int64(configuration.retentionDays) * 86_400_000
-        let endpoint = ChatEndpoint(server: self)
+        let endpoint = ChatDelivery(server: self)
         let service = ChatService(
             state: state, store: store, transport: endpoint, secret: secret,
             configuration: chatConfiguration, logger: logger)
@@ -112,7 +112,7 @@ extension Server {
         guard let service = chat?.service else {
             return .error(.serviceUnavailable, code: "unavailable", message: "the store is not loaded yet")
         }
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot(rooms: rooms.presence.snapshot))
+        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot(rooms: rooms.directory?.presence.snapshot ?? []))
     }
 
     /// `GET /api/v1/tree/{path}`: admin only.
