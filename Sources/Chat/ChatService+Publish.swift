@@ -1,4 +1,5 @@
 import JSON
+import Relay
 
 /// The server-side publish API's group half (`POST /api/v1/groups/{id}/messages`): a message
 /// from a named system sender, stored and delivered like a `send`.
@@ -57,19 +58,10 @@ extension ChatService {
         object["op"] = .string("publish")
         let request = try ChatRequest(object)
         let sender = try request.string("sender") ?? "system"
-        guard (1...64).contains(sender.utf8.count), sender.utf8.allSatisfy(Self.isSenderByte) else {
+        // The same grammar as room names: safe in a user id, a log line and a URL.
+        guard RoomName.isValid(sender) else {
             throw ChatError(.badRequest, "`sender` must be 1 to 64 characters of A-Z a-z 0-9 . _ -")
         }
         return ("system:" + sender, try messageContent(request))
-    }
-
-    private static func isSenderByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
-            true
-        default:
-            false
-        }
     }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A tiny room relay on Python `websockets` for validating wsload-tls (loopback only).
+"""A tiny room relay on Python `websockets` for validating wsload (loopback only).
 
 Every message a connection of /rooms/<room> sends goes, unchanged and in order, to every other
 connection of that room (websockets.broadcast: no back-pressure, so nothing is dropped).

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Runs wsload-tls against Python `websockets` relays (selftest/py_relay.py): plain, TLS, deflate
+# Runs wsload against Python `websockets` relays (selftest/py_relay.py): plain, TLS, deflate
 # with and without server context takeover, TLS + deflate, large (multi-record, multi-frame)
 # messages. Every run must end with ok=true, zero loss, and (with --deflate) every delivered
 # message compressed. Prints PASS/FAIL per case and "N passed, N failed".
 # Usage: selftest/validate_py.sh [PORT]   (needs python3 with websockets, openssl)
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
-WSLOAD="${WSLOAD:-$HERE/../wsload-tls}"
+WSLOAD="${WSLOAD:-$HERE/../wsload}"
 PORT="${1:-19911}"
-WORK="$(mktemp -d /tmp/wsload-tls-validate.XXXXXX)"
+WORK="$(mktemp -d /tmp/wsload-validate.XXXXXX)"
 trap 'kill "$relay" 2> /dev/null; rm -rf "$WORK"' EXIT
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
     -days 1 -subj /CN=localhost 2> /dev/null || { echo "openssl failed"; exit 2; }
