@@ -12,8 +12,8 @@ Usage:
       Starts the server with TLS and runs CLIENTS `openssl s_time -new` processes (full
       handshakes, no resumption) for DURATION seconds, RUNS times; prints handshakes/s.
 
-Environment: SWITCHBOARD_BIN [.build/release/switchboard], WSLOAD [/tmp/wsload-tls/wsload-tls]
-(built by Benchmarks/wsload-tls/build.sh), RUNS [3], DURATION [6], WARMUP [2].
+Environment: SWITCHBOARD_BIN [.build/release/switchboard], WSLOAD [Benchmarks/wsload/wsload]
+(built by Benchmarks/wsload/build.sh), RUNS [3], DURATION [6], WARMUP [2].
 Every run is bounded by `timeout`; the server is stopped after each run.
 """
 
@@ -28,7 +28,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("SWITCHBOARD_BIN", os.path.join(ROOT, ".build", "release", "switchboard"))
-WSLOAD = os.environ.get("WSLOAD", "/tmp/wsload-tls/wsload-tls")
+WSLOAD = os.environ.get("WSLOAD", os.path.join(ROOT, "Benchmarks", "wsload", "wsload"))
 RUNS = int(os.environ.get("RUNS", "3"))
 DURATION = int(os.environ.get("DURATION", "6"))
 WARMUP = int(os.environ.get("WARMUP", "2"))
