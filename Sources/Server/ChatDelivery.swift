@@ -1,7 +1,6 @@
 import Chat
 import Deflate
 import Dispatch
-import Glibc
 import Posix
 import WebSocket
 
