@@ -435,16 +435,44 @@ function send(content) {
 }
 
 $("attach").onclick = () => openDialog($("image-dialog"));
-$("image-form").addEventListener("submit", (event) => {
+$("image-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const url = event.target.url.value.trim();
-  if (!safeImageURL(url)) {
-    event.target.querySelector(".error").textContent = "Give an http:// or https:// image URL.";
+  const form = event.target;
+  const file = form.file.files[0];
+  const url = form.url.value.trim();
+  if (!file && !safeImageURL(url)) {
+    form.querySelector(".error").textContent = "Pick a picture, or give an http:// or https:// image URL.";
     return;
   }
-  event.target.url.value = "";
+  if (file && !(await sendUpload(file, form.querySelector(".error")))) return;
+  if (!file) send({ imageUrl: url });
+  form.reset();
   $("image-dialog").close();
-  send({ imageUrl: url });
+});
+
+/**
+ * Uploads `file` and sends it into the open conversation; a refusal is shown in `error` (or the
+ * status line). Resolves with whether it was sent.
+ */
+async function sendUpload(file, error = null) {
+  const group = view.current;
+  try {
+    const { url } = await sb.upload(file);
+    if (group) send({ imageUrl: url });
+    return true;
+  } catch (failure) {
+    if (error) error.textContent = sentence(failure.message);
+    else alertStatus(sentence(failure.message));
+    return false;
+  }
+}
+
+// A picture pasted into the message box is uploaded and sent.
+$("message-input").addEventListener("paste", (event) => {
+  const file = [...(event.clipboardData?.files ?? [])].find((item) => item.type.startsWith("image/"));
+  if (!file || !view.current) return;
+  event.preventDefault();
+  sendUpload(file);
 });
 
 // MARK: Events from the server
@@ -605,6 +633,7 @@ $("me").onclick = () => {
   const form = $("profile-form");
   form.name.value = sb.user.name;
   form.avatar.value = sb.user.avatar ?? "";
+  form.picture.value = "";
   openDialog($("profile-dialog"));
 };
 
@@ -612,7 +641,9 @@ $("profile-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const form = event.target;
   try {
-    const { user } = await sb.request("profile", { name: form.name.value.trim(), avatar: form.avatar.value.trim() || null });
+    const picture = form.picture.files[0];
+    const avatarURL = picture ? (await sb.upload(picture)).url : form.avatar.value.trim() || null;
+    const { user } = await sb.request("profile", { name: form.name.value.trim(), avatar: avatarURL });
     sb.user = user;
     view.users.set(user.id, user);
     renderMe();

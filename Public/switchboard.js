@@ -250,6 +250,40 @@ export class Switchboard {
   }
 
   /**
+   * Uploads one image (a `Blob` or `File`: JPEG, PNG, GIF or WebP, as the server allows) over
+   * HTTP with the session token, and resolves with `{id, url, type, bytes}` once it is stored;
+   * `url` (`/media/<id>`, on this server) goes in a message's `imageUrl` or as an `avatar`.
+   * Rejects with a {@link SwitchboardError}: `unauthorized`, `too_large` (size or quota),
+   * `unsupported_media_type`, `rate_limited`, or `unavailable` when the server cannot be reached.
+   *
+   * @example
+   * const { url } = await sb.upload(input.files[0]);
+   * await sb.send(groupId, { imageUrl: url });
+   *
+   * @param {Blob} file
+   * @returns {Promise<{id: string, url: string, type: string, bytes: number}>}
+   */
+  async upload(file) {
+    if (!this.token) throw new SwitchboardError("unauthorized", "sign in before uploading");
+    const endpoint = new URL("/api/v1/media", this.url);
+    endpoint.protocol = endpoint.protocol === "wss:" ? "https:" : "http:";
+    let response;
+    try {
+      response = await fetch(endpoint, {
+        method: "POST", body: file,
+        headers: { Authorization: `Bearer ${this.token}`, "Content-Type": file.type || "application/octet-stream" },
+      });
+    } catch {
+      throw new SwitchboardError("unavailable", "the upload could not reach the server; try again in a moment");
+    }
+    const reply = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      throw new SwitchboardError(reply.error ?? "internal", reply.message ?? `the upload failed (HTTP ${response.status})`);
+    }
+    return reply;
+  }
+
+  /**
    * The messages waiting in the outbox, oldest first (`{group, text|imageUrl, clientId}`).
    *
    * @returns {object[]}

@@ -25,6 +25,7 @@ export function el(tag, attributes = {}, ...children) {
 
 /**
  * The URL when it is http(s), else null: `javascript:` and `data:` URLs never reach a `src`.
+ * A relative one (`/media/<id>`, an upload on this server) is resolved against the page.
  *
  * @param {string|null|undefined} url
  * @returns {string|null}
@@ -32,7 +33,7 @@ export function el(tag, attributes = {}, ...children) {
 export function safeImageURL(url) {
   if (typeof url !== "string") return null;
   try {
-    const parsed = new URL(url);
+    const parsed = new URL(url, document.baseURI);
     return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
   } catch {
     return null;

@@ -26,6 +26,11 @@ public struct ChatConfiguration: Sendable {
     /// none older than this many milliseconds (0: forever).
     public var retentionMessages = 0
     public var retentionMilliseconds: Int64 = 0
+    /// Bytes of media one user may keep stored (`mediaQuotaBytes`, default 100 MiB).
+    public var mediaQuotaBytes = 100 << 20
+    /// Uploads one user may start per minute (`uploadsPerMinute`), all of them at once if
+    /// need be.
+    public var uploadsPerMinute = 30
 
     public init() {}
 }

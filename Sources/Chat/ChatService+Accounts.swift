@@ -13,7 +13,7 @@ extension ChatService {
         guard password.count >= 8 else { throw ChatError(.badRequest, "password must be at least 8 characters") }
         try checkPasswordLength(password)
         let name = try Self.validName(request.required("name"), what: "name")
-        let avatar = try Self.validURL(request.string("avatar"), what: "avatar")
+        let avatar = try validURL(request.string("avatar"), what: "avatar")
         guard state.emails[email] == nil, !reservedEmails.contains(email) else {
             throw ChatError(.conflict, "this email is already registered; log in instead")
         }
@@ -144,7 +144,7 @@ extension ChatService {
             changes["name"] = .string(user.name)
         }
         if request.arguments.keys.contains("avatar") {
-            user.avatar = try Self.validURL(request.string("avatar"), what: "avatar")
+            user.avatar = try validURL(request.string("avatar"), what: "avatar")
             changes["avatar"] = user.avatar.map { .string($0) } ?? .null
         }
         state.users[uid] = user
@@ -179,14 +179,22 @@ extension ChatService {
         return trimmed
     }
 
-    /// An http(s) URL of at most 2048 bytes, or nil.
-    static func validURL(_ url: String?, what: String) throws(ChatError) -> String? {
+    /// An http(s) URL of at most 2048 bytes, or the relative URL of media stored here
+    /// (`/media/<id>`, as an upload's answer gives it), or nil.
+    func validURL(_ url: String?, what: String) throws(ChatError) -> String? {
         guard let url else { return nil }
+        if url.hasPrefix("/") {
+            let id = String(url.dropFirst("/media/".count))
+            guard url.hasPrefix("/media/"), Self.isMediaID(id), state.media[id] != nil else {
+                throw ChatError(.badRequest, "\(what) must be an http:// or https:// URL, or /media/<id> of an upload")
+            }
+            return url
+        }
         let lowered = url.asciiLowercased
         guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), url.utf8.count <= 2048,
               url.utf8.count > (lowered.hasPrefix("https") ? 8 : 7),
               !url.contains(where: { $0 == " " || $0.isNewline })
-        else { throw ChatError(.badRequest, "\(what) must be an http:// or https:// URL") }
+        else { throw ChatError(.badRequest, "\(what) must be an http:// or https:// URL, or /media/<id> of an upload") }
         return url
     }
 }

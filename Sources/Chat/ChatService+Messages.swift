@@ -72,7 +72,7 @@ extension ChatService {
     /// optional `clientId` (a `send`, or the publish API's body).
     func messageContent(_ request: ChatRequest) throws(ChatError) -> MessageContent {
         let text = try request.string("text")
-        let imageUrl = try Self.validURL(request.string("imageUrl"), what: "imageUrl")
+        let imageUrl = try validURL(request.string("imageUrl"), what: "imageUrl")
         guard (text == nil) != (imageUrl == nil) else {
             throw ChatError(.badRequest, "send exactly one of `text` and `imageUrl`")
         }

@@ -49,6 +49,11 @@ public final class ChatService<Transport: ChatTransport> {
     var signupRate: KeyedRateLimiter
     /// `send`s by user, across connections (`userMessagesPerSecond`).
     var userSendRate: KeyedRateLimiter
+    /// Uploads by user (`uploadsPerMinute`).
+    var uploadRate: KeyedRateLimiter
+    /// Bytes of uploads accepted by user whose records are not yet stored, so that
+    /// concurrent uploads cannot together pass the quota.
+    var uploadsInFlight: [String: Int] = [:]
 
     /// Completions waiting for the store, in ticket order.
     var completions: [(ticket: UInt64, run: (Bool) -> Void)] = []
@@ -77,6 +82,8 @@ public final class ChatService<Transport: ChatTransport> {
             rate: Double(configuration.signupsPerHour) / 3600, burst: Double(configuration.signupsPerHour))
         userSendRate = KeyedRateLimiter(
             rate: Double(configuration.userMessagesPerSecond), burst: 2 * Double(configuration.userMessagesPerSecond))
+        uploadRate = KeyedRateLimiter(
+            rate: Double(configuration.uploadsPerMinute) / 60, burst: Double(configuration.uploadsPerMinute))
     }
 
     // MARK: Connections

@@ -8,6 +8,7 @@ import JSON
 /// Users/<uid>:          name, avatar, createdAt, groupList{gid:true}
 /// Messages/<gid>/<mid>: message | imageUrl, user, createdAt, clientId?, receivedBy?{uid:ms}
 /// Auth/<uid>:           email, passwordHash, revoked?{sid:expiry}
+/// Media/<id>:           owner, type, bytes, createdAt
 /// ```
 /// Absent values are left out rather than written as null, because a journal `set` of null
 /// deletes (Firebase's rule); `online` is live state and is never written.
@@ -32,6 +33,9 @@ extension ChatState {
             var revoked: [String: Int64] = [:]
             for (sid, expiry) in value["revoked"]?.objectValue ?? [:] { revoked[sid] = expiry.int64Value ?? 0 }
             auth[uid] = ChatAuth(email: email, passwordHash: hash, revoked: revoked)
+        }
+        for (id, value) in root.removeValue(forKey: "Media")?.objectValue ?? [:] {
+            if let record = MediaRecord(treeValue: value) { media[id] = record }
         }
         for (gid, value) in root.removeValue(forKey: "Groups")?.objectValue ?? [:] {
             guard let name = value["name"]?.stringValue else { continue }
@@ -138,6 +142,8 @@ extension ChatState {
         var groupTree: [String: JSONValue] = [:]
         for (gid, group) in groups { groupTree[gid] = group.treeValue(online: nil) }
         JSONValue.object(groupTree).serialize(into: &out)
+        out.append(contentsOf: #","Media":"#.utf8)
+        JSONValue.object(media.mapValues(\.treeValue)).serialize(into: &out)
         out.append(contentsOf: #","Messages":{"#.utf8)
         var first = true
         for gid in messages.keys.sorted() {
@@ -168,7 +174,7 @@ extension ChatState {
     public func subtree(_ path: [String], online: (String) -> [String]) -> JSONValue? {
         guard let branch = path.first else {
             var root: [String: JSONValue] = [:]
-            for name in ["Groups", "Users", "Messages"] { root[name] = subtree([name], online: online) }
+            for name in ["Groups", "Users", "Messages", "Media"] { root[name] = subtree([name], online: online) }
             return .object(root)
         }
         let rest = Array(path.dropFirst())
@@ -191,6 +197,9 @@ extension ChatState {
                 return log.treeValue
             }
             return .object(messages.reduce(into: [:]) { $0[$1.key] = $1.value.treeValue })
+        case "Media":
+            if let key { return media[key].flatMap { $0.treeValue.descend(Array(rest.dropFirst())) } }
+            return .object(media.mapValues(\.treeValue))
         default:
             return nil
         }

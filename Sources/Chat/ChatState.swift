@@ -1,4 +1,5 @@
-/// Everything the chat service stores, as typed values: users, credentials, groups, messages.
+/// Everything the chat service stores, as typed values: users, credentials, groups, messages,
+/// and the records of uploaded media.
 ///
 /// A value type so that compaction can take a snapshot in O(1) (copy-on-write) on the event loop
 /// and serialize it on the store's thread while the loop goes on changing its own copy. The
@@ -9,6 +10,8 @@ public struct ChatState: Sendable, Equatable {
     public var auth: [String: ChatAuth] = [:]
     public var groups: [String: ChatGroup] = [:]
     public var messages: [String: MessageLog] = [:]
+    /// Uploaded files by id (`Media/<id>`).
+    public var media: [String: MediaRecord] = [:]
 
     /// Lower-cased email to user id.
     public var emails: [String: String] = [:]
@@ -20,6 +23,8 @@ public struct ChatState: Sendable, Equatable {
     /// resent `send` answer with the message it already stored (docs/protocol.md, "Sending
     /// exactly once").
     public var sentByClient: [ClientMessageKey: MessageReference] = [:]
+    /// Bytes of media each user has stored, against the per-user quota.
+    public var mediaUsage: [String: Int] = [:]
 
     public init() {}
 
@@ -29,6 +34,8 @@ public struct ChatState: Sendable, Equatable {
         invites.removeAll(keepingCapacity: true)
         directs.removeAll(keepingCapacity: true)
         sentByClient.removeAll(keepingCapacity: true)
+        mediaUsage.removeAll(keepingCapacity: true)
+        for (_, record) in media { mediaUsage[record.owner, default: 0] += record.bytes }
         for (uid, record) in auth { emails[record.email] = uid }
         for (gid, group) in groups {
             if let invite = group.invite { invites[invite] = gid }

@@ -6,7 +6,10 @@ import Bytes
 /// incomplete head in a buffer bounded by `maxHeadBytes`; once the head is complete it parses the
 /// request line and fields in one pass, then reads a `Content-Length` body of at most
 /// `maxBodyBytes` (a larger one fails with `413` before a byte of it is kept; a chunked one with
-/// `411`, since a body's length is what lets a small fixed buffer bound it). It reports how many
+/// `411`, since a body's length is what lets a small fixed buffer bound it). A caller whose
+/// routes differ in what they accept passes `bodyLimit`, which sees each head that announces a
+/// body and returns that request's limit, or nil to read none of it (`.unreadBody`: a refusal
+/// decided from the head alone, such as a missing token). It reports how many
 /// of the call's bytes the request used, so the caller can hand the rest (WebSocket frames sent
 /// right behind an upgrade, or a pipelined request) onward.
 ///
@@ -22,6 +25,9 @@ public struct HTTPRequestParser: Sendable {
         /// call's input belong to it (and to any empty lines skipped before it). The parser is
         /// reset for the next request.
         case request(HTTPRequestHead, body: [UInt8] = [], consumed: Int)
+        /// The caller's `bodyLimit` chose not to read the body this head announces: answer it
+        /// and close, because the bytes that follow are that body. Later calls drop their input.
+        case unreadBody(HTTPRequestHead, consumed: Int)
         /// The head is unacceptable; the connection cannot be used for anything else.
         case failure(HTTPParseError)
     }
@@ -54,6 +60,8 @@ public struct HTTPRequestParser: Sendable {
     private var body: [UInt8] = []
     /// Body bytes still to come for `bodyHead`.
     private var bodyRemaining = 0
+    /// Set after `.unreadBody`: what follows is a body nobody will read.
+    private var discarding = false
 
     /// The content of the line being scanned, enough to tell an empty line from the rest.
     private enum LineState: Sendable {
@@ -78,13 +86,29 @@ public struct HTTPRequestParser: Sendable {
         inRequest || !pending.isEmpty || bodyHead != nil
     }
 
+    /// Whether a head was accepted and its body is still arriving.
+    public var isReadingBody: Bool {
+        bodyHead != nil
+    }
+
     /// Parses from `bytes`, the newest read.
     ///
     /// `consumed` in `.request` counts the bytes of this call's input that belong to the head; the
     /// parser is then reset, so the caller passes the remaining bytes to it again for a pipelined
     /// request, or to the WebSocket decoder after an upgrade.
+    /// Every body may take `maxBodyBytes`.
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
+        let limit = maxBodyBytes
+        return parse(bytes) { _ in limit }
+    }
+
+    /// Parses from `bytes` as `parse(_:)` does, with a body limit per request: `bodyLimit` is
+    /// asked once per head whose `Content-Length` is not 0, before any of the body is kept, and
+    /// returns the most bytes that request may send (a larger length fails with `413`), or nil
+    /// for `.unreadBody`.
+    public mutating func parse(_ bytes: UnsafeRawBufferPointer, bodyLimit: (HTTPRequestHead) -> Int?) -> Result {
         if let failed { return .failure(failed) }
+        if discarding { return .needMoreData }
         if bodyHead != nil { return readBody(bytes, from: 0) }
         // First byte of this input belonging to the head: skipped empty lines move it forward.
         var start = 0
@@ -102,7 +126,7 @@ public struct HTTPRequestParser: Sendable {
                 pending = []
                 line = .empty
             case ASCII.lineFeed:
-                return complete(bytes, from: start, to: index)
+                return complete(bytes, from: start, to: index, bodyLimit: bodyLimit)
             case ASCII.carriageReturn where line == .empty:
                 line = .carriageReturn
             default:
@@ -115,7 +139,9 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// Parses the finished head (`pending` plus `bytes[start..<end]`) and resets for the next one.
-    private mutating func complete(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Result {
+    private mutating func complete(
+        _ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int, bodyLimit: (HTTPRequestHead) -> Int?
+    ) -> Result {
         let tail = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
         let parsed: Swift.Result<HTTPRequestHead, HTTPParseError>
         if pending.isEmpty {
@@ -135,13 +161,18 @@ public struct HTTPRequestParser: Sendable {
             switch head.body {
             case .chunked:
                 return fail(.lengthRequired)
-            case .length(let length) where length > maxBodyBytes:
-                return fail(.bodyTooLarge(limit: maxBodyBytes))
             case .length(0):
                 return .request(head, consumed: end)
             case .length(let length):
+                guard let limit = bodyLimit(head) else {
+                    discarding = true
+                    return .unreadBody(head, consumed: end)
+                }
+                guard length <= limit else { return fail(.bodyTooLarge(limit: limit)) }
                 bodyHead = head
                 bodyRemaining = length
+                // Reserved up front (one allocation, no copies as it grows): the pages are only
+                // touched as bytes arrive, and the limit above already bounds the size.
                 body.reserveCapacity(length)
                 return readBody(bytes, from: end)
             }

@@ -22,10 +22,14 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public static let forbidden = HTTPStatus(code: 403, reason: "Forbidden")
     public static let notFound = HTTPStatus(code: 404, reason: "Not Found")
     public static let methodNotAllowed = HTTPStatus(code: 405, reason: "Method Not Allowed")
+    /// `408`: a request body that did not arrive by its deadline.
+    public static let requestTimeout = HTTPStatus(code: 408, reason: "Request Timeout")
     /// `411`: a request body without a `Content-Length` (chunked).
     public static let lengthRequired = HTTPStatus(code: 411, reason: "Length Required")
     /// `413`: a request body past the limit (RFC 9110 §15.5.14 renamed it from "Payload Too Large").
     public static let contentTooLarge = HTTPStatus(code: 413, reason: "Content Too Large")
+    /// `415`: an upload that is not one of the accepted image types.
+    public static let unsupportedMediaType = HTTPStatus(code: 415, reason: "Unsupported Media Type")
     /// `426`: a plain GET to a WebSocket-only path.
     public static let upgradeRequired = HTTPStatus(code: 426, reason: "Upgrade Required")
     public static let tooManyRequests = HTTPStatus(code: 429, reason: "Too Many Requests")

@@ -1,6 +1,7 @@
 import Glibc
 
-/// Folders: the static files' walk through the public folder at start-up.
+/// Folders: the static files' walk through the public folder at start-up, and the listing of
+/// the media folder.
 extension FileSystem {
     /// The canonical absolute path of `path` (symlinks resolved), or nil when it does not exist.
     public static func realPath(_ path: String) -> String? {
@@ -24,7 +25,7 @@ extension FileSystem {
         var outside: [String] = []
         var folders: [(relative: String, level: Int)] = [("", 0)]
         while let (folder, level) = folders.popLast() {
-            for name in entries(of: base + "/" + folder) {
+            for name in names(in: base + "/" + folder) {
                 let relative = folder + name
                 guard let target = realPath(base + "/" + relative) else { continue }
                 guard target.hasPrefix(base + "/") else {
@@ -41,8 +42,8 @@ extension FileSystem {
         return (files.sorted(), outside.sorted())
     }
 
-    /// The names in a folder, without `.` and `..`.
-    private static func entries(of folder: String) -> [String] {
+    /// The names in a folder, without `.` and `..`; empty when it cannot be read.
+    public static func names(in folder: String) -> [String] {
         guard let stream = opendir(folder) else { return [] }
         defer { closedir(stream) }
         var names: [String] = []

@@ -14,8 +14,23 @@ extension Connection {
         var offset = 0
         while offset < bytes.count, httpParser != nil, lifecycle.acceptsOutput, !isAwaitingResponse {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-            switch httpParser!.parse(rest) {
+            var refusal: HTTPResponse?
+            let result = httpParser!.parse(rest) { head in
+                switch owner.admitBody(of: head, on: self) {
+                case .read(let maxBytes, let deadline):
+                    if let deadline { lifecycle.extendDeadline(to: deadline) }
+                    return maxBytes
+                case .refuse(let response):
+                    refusal = response
+                    return nil
+                }
+            }
+            switch result {
             case .needMoreData:
+                return
+            case .unreadBody:
+                metrics.httpErrors += 1
+                if let refusal { send(refusal, keepAlive: false) }
                 return
             case .failure(let error):
                 metrics.httpErrors += 1
@@ -51,6 +66,24 @@ extension Connection {
             metrics.httpErrors += 1
             perform(lifecycle.ended())
         }
+    }
+
+    /// Answers a request whose body is still arriving at its deadline with `408` and closes:
+    /// the client learns why, where a head that trickles is just dropped. Called at the tick.
+    func answerTimedOutBody(now: UInt64) -> Bool {
+        guard lifecycle.isPast(deadline: now), httpParser?.isReadingBody == true, !isAwaitingResponse else { return false }
+        metrics.httpErrors += 1
+        send(.error(.requestTimeout, code: "timeout", message: "the request body did not arrive in time"), keepAlive: false)
+        return true
+    }
+
+    /// Refuses the request whose body is still arriving, for a reason found elsewhere (the chat
+    /// loop checks an upload's head, `Server.admitBody`): answered and closed, like a refusal
+    /// from the head. A body that has arrived meanwhile is answered with its request instead.
+    func refuseBody(_ response: HTTPResponse) {
+        guard httpParser?.isReadingBody == true, !isAwaitingResponse, lifecycle.acceptsOutput else { return }
+        metrics.httpErrors += 1
+        send(response, keepAlive: false)
     }
 
     /// The answer to the current request comes later (`send(_:keepAlive:)` when it is ready).

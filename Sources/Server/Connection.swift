@@ -241,7 +241,8 @@ final class Connection: EventHandler, Flushable {
     private func checkOutbound() {
         guard socketFull else { return }
         let queued = writeQueue.queuedBytes + tlsPlaintextBytes
-        guard queued > outboundLimit, lifecycle.acceptsOutput else { return }
+        let limit = lifecycle.isHTTP ? max(outboundLimit, owner.limits.httpOutboundBytes) : outboundLimit
+        guard queued > limit, lifecycle.acceptsOutput else { return }
         metrics.slowConsumers += 1
         owner.logger.debug("closing a slow consumer", metadata: ["queued": "\(queued)"])
         close(code: .policyViolation, reason: "slow consumer: outbound queue full")
@@ -327,6 +328,7 @@ final class Connection: EventHandler, Flushable {
 
     /// The owner's periodic tick: handshake and idle timeouts, pings, close timeouts.
     func tick(now: UInt64) {
+        if answerTimedOutBody(now: now) { return }
         perform(lifecycle.tick(now: now))
     }
 

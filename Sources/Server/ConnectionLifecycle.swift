@@ -134,6 +134,19 @@ struct ConnectionLifecycle {
         return .none
     }
 
+    /// A request's body may arrive until `deadline` (an upload), if that is later than the
+    /// current one.
+    mutating func extendDeadline(to deadline: UInt64) {
+        guard case .http(let current) = state, deadline > current else { return }
+        state = .http(deadline: deadline)
+    }
+
+    /// Whether the connection still reads a request and `now` is past its deadline.
+    func isPast(deadline now: UInt64) -> Bool {
+        guard case .http(let deadline) = state else { return false }
+        return now > deadline
+    }
+
     /// The upgrade response was queued: the WebSocket is open.
     mutating func upgraded(now: UInt64) {
         guard case .http = state else { return }

@@ -22,8 +22,28 @@ protocol ConnectionOwner: AnyObject {
     /// `Connection.deferResponse()` when the answer must wait), `Connection.stream(_:to:)` or
     /// `Connection.upgrade(_:to:head:compression:)`.
     func respond(to head: HTTPRequestHead, body: [UInt8], on connection: Connection)
+    /// A request head announces a body: how much of it may be read, and by when, or the
+    /// answer that refuses it unread. Asked before a byte of the body is kept.
+    func admitBody(of head: HTTPRequestHead, on connection: Connection) -> BodyAdmission
     /// The connection's socket is closed: forget the connection.
     func closed(_ connection: Connection)
+}
+
+extension ConnectionOwner {
+    /// Every body may take `ConnectionLimits.maxBodyBytes`, within the request's deadline.
+    func admitBody(of head: HTTPRequestHead, on connection: Connection) -> BodyAdmission {
+        .read(maxBytes: limits.maxBodyBytes, deadline: nil)
+    }
+}
+
+/// What the owner decides about a request body from its head (`ConnectionOwner.admitBody`).
+enum BodyAdmission {
+    /// Read at most `maxBytes` (`413` past that); with a `deadline` (loop time), the body may
+    /// take until then instead of the handshake timeout, and a body still arriving at that
+    /// moment gets `408`.
+    case read(maxBytes: Int, deadline: UInt64?)
+    /// Read none of it: answer with this response and close.
+    case refuse(HTTPResponse)
 }
 
 /// The limits every connection of a server enforces.
@@ -37,6 +57,9 @@ struct ConnectionLimits {
     var maxHeadBytes = 8192
     /// The largest request body (the publish API's JSON); larger ones get `413`.
     var maxBodyBytes = 64 * 1024
+    /// Bytes that may wait for a peer while it speaks HTTP: at least the largest response, a
+    /// media file with its head, which a reader that keeps up still only takes bit by bit.
+    var httpOutboundBytes = 4 << 20
     /// HTTP requests one connection may make (`maxRequestsPerConnection`); the last response
     /// says `Connection: close`.
     var maxRequestsPerConnection = 100

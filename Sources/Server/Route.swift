@@ -17,6 +17,11 @@ enum Route: Equatable {
     case roomMessages(String)
     case groupMessages(String)
     case tree(String)
+    /// Uploads (`POST /api/v1/media`), one upload by id (`DELETE /api/v1/media/{id}`), and
+    /// the file of one (`GET /media/{id}`).
+    case mediaUpload
+    case mediaItem(String)
+    case media(String)
     case notFound
 
     init(path: String) {
@@ -29,6 +34,7 @@ enum Route: Equatable {
         case "/api/v1/presence": self = .presence
         case "/api/v1/presence/stream": self = .presenceStream
         case "/api/v1/presence/token": self = .presenceToken
+        case "/api/v1/media": self = .mediaUpload
         case "/": self = .page("index.html")
         case "/monitor": self = .page("monitor.html")
         default:
@@ -36,6 +42,10 @@ enum Route: Equatable {
                 self = .roomMessages(room)
             } else if let group = Route.segment(of: path, between: "/api/v1/groups/", and: "/messages") {
                 self = .groupMessages(group)
+            } else if let id = Route.segment(of: path, between: "/api/v1/media/", and: "") {
+                self = .mediaItem(id)
+            } else if let id = Route.segment(of: path, between: "/media/", and: "") {
+                self = .media(id)
             } else if path.hasPrefix("/rooms/") {
                 self = .room(String(path.dropFirst("/rooms/".count)))
             } else if path.hasPrefix("/api/v1/tree/") || path == "/api/v1/tree" {
@@ -64,7 +74,8 @@ enum Route: Equatable {
     /// presence stream, `GET` and `HEAD` for the rest.
     var methods: [String] {
         switch self {
-        case .presenceToken, .roomMessages, .groupMessages: ["POST"]
+        case .presenceToken, .roomMessages, .groupMessages, .mediaUpload: ["POST"]
+        case .mediaItem: ["DELETE"]
         case .presenceStream: ["GET"]
         default: ["GET", "HEAD"]
         }
@@ -74,7 +85,7 @@ enum Route: Equatable {
     /// directory, every loop's counters): other loops pass such requests to it.
     var isAnsweredOnChatLoop: Bool {
         switch self {
-        case .metrics, .presence, .tree, .roomMessages, .groupMessages: true
+        case .metrics, .presence, .tree, .roomMessages, .groupMessages, .mediaUpload, .mediaItem, .media: true
         default: false
         }
     }

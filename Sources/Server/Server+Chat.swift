@@ -41,6 +41,16 @@ extension Server {
         chatConfiguration.signupsPerHour = configuration.signupsPerHour
         chatConfiguration.retentionMessages = configuration.retentionMessages
         chatConfiguration.retentionMilliseconds = Int64(configuration.retentionDays) * 86_400_000
+        chatConfiguration.mediaQuotaBytes = configuration.mediaQuotaBytes
+        chatConfiguration.uploadsPerMinute = configuration.uploadsPerMinute
+        let mediaFiles: MediaFiles
+        do {
+            mediaFiles = try MediaFiles(directory: configuration.dataDirectory + "/media", durability: durability, logger: logger)
+        } catch {
+            store.close()
+            throw error
+        }
+        mediaFiles.removeFiles(keeping: Set(state.media.keys))
         let endpoint = ChatDelivery(server: self)
         let service = ChatService(
             state: state, store: store, transport: endpoint, secret: secret,
@@ -55,6 +65,7 @@ extension Server {
         store.onDurable = { ticket in loop.execute { bound.value.durable(through: ticket) } }
         store.onFailure = { ticket, _ in loop.execute { bound.value.failed(through: ticket) } }
         self.store = store
+        self.mediaFiles = mediaFiles
         self.chat = endpoint
         logger.info("chat state loaded: \(state.users.count) users, \(state.groups.count) groups, \(state.messageCount) messages")
         schedulePresence()

@@ -28,11 +28,11 @@ extension Server {
             // as an answer without it.
             connection.deferResponse()
             guard route.isAnsweredOnChatLoop, index != 0 else {
-                return answer(route, head, body) { connection.send($0, keepAlive: head.keepAlive) }
+                return answer(route, head, body, from: nil) { connection.send($0, keepAlive: head.keepAlive) }
             }
             let handle = ConnectionHandle(connection, home: index)
             onChatLoop { chatLoop in
-                chatLoop.answer(route, head, body) { response in
+                chatLoop.answer(route, head, body, from: ObjectIdentifier(handle.connection)) { response in
                     chatLoop.onHome(handle) { $0.send(response, keepAlive: head.keepAlive) }
                 }
             }
@@ -40,8 +40,12 @@ extension Server {
     }
 
     /// Answers a request that is not an upgrade nor a stream with `reply`, now or (a publish
-    /// waiting for the disk, `/metrics` gathering every loop's counters) later.
-    private func answer(_ route: Route, _ head: HTTPRequestHead, _ body: [UInt8], reply: @escaping (HTTPResponse) -> Void) {
+    /// waiting for the disk, `/metrics` gathering every loop's counters) later. `connection`
+    /// names the connection of a request passed on from another loop.
+    private func answer(
+        _ route: Route, _ head: HTTPRequestHead, _ body: [UInt8], from connection: ObjectIdentifier?,
+        reply: @escaping (HTTPResponse) -> Void
+    ) {
         switch route {
         case .groupMessages(let group):
             publishToGroup(group, body: body, head: head, reply: reply)
@@ -49,6 +53,12 @@ extension Server {
             reply(publishToRoom(room, body: body, head: head))
         case .metrics:
             metricsResponse { reply(head.method == "HEAD" ? $0.headResponse() : $0) }
+        case .mediaUpload:
+            upload(head, body: body, from: connection, reply: reply)
+        case .media(let id):
+            serveMedia(id, head, reply: reply)
+        case .mediaItem(let id):
+            deleteMedia(id, head, reply: reply)
         default:
             let response = plainResponse(for: route, head: head)
             reply(head.method == "HEAD" ? response.headResponse() : response)

@@ -43,9 +43,14 @@ extension Server {
                 json.append(UInt8(ascii: "}"))
                 reply(HTTPResponse(status: .created, headers: ["Content-Type": "application/json"], body: json))
             case .failure(let error):
-                reply(.error(Server.status(for: error.code), code: error.code.rawValue, message: error.message))
+                reply(Server.response(for: error))
             }
         }
+    }
+
+    /// The HTTP answer for a refusal of the chat service: its code and message as JSON.
+    static func response(for error: ChatError) -> HTTPResponse {
+        .error(status(for: error.code), code: error.code.rawValue, message: error.message)
     }
 
     private static func status(for code: ChatError.Code) -> HTTPStatus {

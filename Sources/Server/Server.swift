@@ -37,6 +37,11 @@ public final class Server: ConnectionOwner {
     /// on (see Server+Chat.swift); nil on the other loops.
     var chat: ChatDelivery?
     var store: Store?
+    /// The files of uploaded media, in the data folder's `media/` (see Server+Media.swift).
+    var mediaFiles: MediaFiles?
+    /// On the chat loop: uploads from other loops whose heads it admitted, by connection, until
+    /// their bodies arrive or the connection closes (Server+Media.swift).
+    var admittedUploads: [ObjectIdentifier: ConnectionHandle] = [:]
     var connections: ContiguousArray<Connection> = []
     /// Every loop, this one included, in index order; set at `start`, before any loop runs, and
     /// never changed while they run.
@@ -94,7 +99,7 @@ public final class Server: ConnectionOwner {
         self.loop = try EventLoop()
         self.socketLimit = configuration.maxConnections
         self.compression = CompressionPolicy(configuration: configuration.deflate)
-        self.limits = ConnectionLimits(
+        var limits = ConnectionLimits(
             timeouts: .init(
                 handshake: Server.nanoseconds(configuration.handshakeTimeout),
                 idle: Server.nanoseconds(configuration.idleTimeout),
@@ -105,6 +110,8 @@ public final class Server: ConnectionOwner {
             outboundBytes: max(configuration.outboundQueueBytes, 2 * configuration.maxMessageSize),
             maxMessageSize: configuration.maxMessageSize,
             maxRequestsPerConnection: configuration.maxRequestsPerConnection)
+        limits.httpOutboundBytes = max(limits.outboundBytes, configuration.maxUploadBytes + 64 * 1024)
+        self.limits = limits
         self.staticFiles = staticFiles ?? StaticFiles(directory: configuration.publicDirectory, logger: logger)
         let isChatLoop = index == 0
         self.presenceWebhook = isChatLoop
@@ -286,7 +293,7 @@ public final class Server: ConnectionOwner {
             } catch {
                 logger.warning("TLS session could not be created: \(error)")
                 Socket.close(fd)
-                released(address)
+                released(address, connection: nil)
                 return
             }
         }
@@ -296,7 +303,7 @@ public final class Server: ConnectionOwner {
         } catch {
             logger.debug("register failed", metadata: ["error": "\(error)"])
             Socket.close(fd)
-            released(address)
+            released(address, connection: nil)
             return
         }
         connection.slot = connections.count
@@ -305,12 +312,14 @@ public final class Server: ConnectionOwner {
 
     /// A connection from `address` closed on this loop: the chat loop, which counts them, hears
     /// of it (in the next hand-off).
-    private func released(_ address: String) {
-        onChatLoop { chatLoop in chatLoop.countClosed(address) }
+    private func released(_ address: String, connection: ObjectIdentifier?) {
+        onChatLoop { chatLoop in chatLoop.countClosed(address, connection: connection) }
     }
 
-    /// On the chat loop: one connection fewer, from `address`; a paused listener may go on.
-    private func countClosed(_ address: String) {
+    /// On the chat loop: one connection fewer, from `address`; a paused listener may go on,
+    /// and an upload admitted for the connection will not come.
+    private func countClosed(_ address: String, connection: ObjectIdentifier?) {
+        if let connection { admittedUploads[connection] = nil }
         openConnections -= 1
         if let count = addressCounts[address] {
             addressCounts[address] = count > 1 ? count - 1 : nil
@@ -361,7 +370,7 @@ public final class Server: ConnectionOwner {
             refusing -= 1
             if !pausedListeners.isEmpty { resumeAccepting() }
         } else {
-            released(connection.address)
+            released(connection.address, connection: ObjectIdentifier(connection))
         }
         let slot = connection.slot
         guard slot < connections.count, connections[slot] === connection else { return }

@@ -67,6 +67,14 @@ public struct ServerConfiguration: Sendable {
     public var pingInterval = 25.0
     /// Seconds between the presence stream's heartbeat comments (`heartbeatInterval`).
     public var heartbeatInterval = 15.0
+    /// The largest upload in bytes (`maxUploadBytes`, default 10 MiB); `413` past it.
+    public var maxUploadBytes = 10 << 20
+    /// Bytes of media one user may keep (`mediaQuotaBytes`, default 100 MiB).
+    public var mediaQuotaBytes = 100 << 20
+    /// Uploads one user may start per minute (`uploadsPerMinute`).
+    public var uploadsPerMinute = 30
+    /// Seconds an upload's body may take to arrive (`uploadTimeout`); `408` after that.
+    public var uploadTimeout = 60.0
     /// Where the browser client's files live (served at `/`).
     public var publicDirectory = "Public"
 

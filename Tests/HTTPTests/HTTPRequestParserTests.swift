@@ -239,6 +239,48 @@ func otherHTTPVersionsAreUnsupported(_ version: String) {
     #expect(parseOnce("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx") == .failure(.bodyTooLarge(limit: 0)))
 }
 
+@Test func bodyLimitIsAskedPerHeadBeforeTheBodyIsKept() {
+    var asked: [String] = []
+    let limit: (HTTPRequestHead) -> Int? = { head in
+        asked.append(head.path)
+        return head.path == "/upload" ? 1000 : 4
+    }
+    var parser = HTTPRequestParser(maxBodyBytes: 4)
+    let upload = Array("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789".utf8)
+    let result = upload.withUnsafeBytes { parser.parse($0, bodyLimit: limit) }
+    guard case .request(let parsed, let body, let consumed) = result else {
+        Issue.record("expected a request, got \(result)")
+        return
+    }
+    #expect(parsed.path == "/upload" && body == Array("0123456789".utf8) && consumed == upload.count)
+    let small = Array("POST /small HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n".utf8)
+    #expect(small.withUnsafeBytes { parser.parse($0, bodyLimit: limit) } == .failure(.bodyTooLarge(limit: 4)))
+    #expect(asked == ["/upload", "/small"])
+}
+
+@Test func bodyLimitIsNotAskedWithoutABody() throws {
+    var parser = HTTPRequestParser()
+    let bytes = Array("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n".utf8)
+    var asked = false
+    let result = bytes.withUnsafeBytes { parser.parse($0) { _ in asked = true; return nil } }
+    #expect(try #require(head(result)).path == "/")
+    #expect(!asked)
+}
+
+@Test func aBodyTheCallerRefusesIsNeverReadAndTheStreamIsDropped() throws {
+    var parser = HTTPRequestParser(maxBodyBytes: 64)
+    let headText = "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 8\r\n\r\n"
+    let bytes = Array((headText + "abcd").utf8)
+    let result = bytes.withUnsafeBytes { parser.parse($0) { _ in nil } }
+    guard case .unreadBody(let parsed, let consumed) = result else {
+        Issue.record("expected an unread body, got \(result)")
+        return
+    }
+    #expect(parsed.path == "/upload")
+    #expect(consumed == headText.utf8.count)
+    #expect(feed(&parser, Array("efghGET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8)) == .needMoreData)
+}
+
 @Test func chunkedBodyIsRefusedWith411() {
     let result = parseOnce("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", maxBodyBytes: 64)
     #expect(result == .failure(.lengthRequired))

@@ -119,3 +119,16 @@ private func opened(at now: UInt64 = 0) -> ConnectionLifecycle {
     #expect(lifecycle.tick(now: 660 * second + 1) == .finishWriting)
     #expect(!lifecycle.acceptsOutput)
 }
+
+@Test func anUploadsDeadlineOnlyEverMovesTheRequestDeadlineLater() {
+    var lifecycle = ConnectionLifecycle(
+        now: 0, timeouts: .init(handshake: 10, idle: 100, ping: 50, close: 5), maxRequests: 10)
+    #expect(!lifecycle.isPast(deadline: 10) && lifecycle.isPast(deadline: 11))
+    lifecycle.extendDeadline(to: 5)
+    #expect(lifecycle.isPast(deadline: 11))
+    lifecycle.extendDeadline(to: 60)
+    #expect(!lifecycle.isPast(deadline: 60) && lifecycle.isPast(deadline: 61))
+    #expect(lifecycle.tick(now: 30) == .none)
+    #expect(lifecycle.tick(now: 61) == .closeSocket)
+    #expect(!lifecycle.isPast(deadline: 1000), "a closed connection has no request deadline")
+}

@@ -25,11 +25,18 @@ import Testing
     #expect(Route(path: "/api/v1/groups/a/b/messages") == .notFound)
     #expect(Route(path: "/monitor") == .page("monitor.html"))
     #expect(Route(path: "/monitor.js") == .page("monitor.js"))
+    #expect(Route(path: "/api/v1/media") == .mediaUpload)
+    #expect(Route(path: "/api/v1/media/abc") == .mediaItem("abc"))
+    #expect(Route(path: "/api/v1/media/a/b") == .notFound)
+    #expect(Route(path: "/media/abc") == .media("abc"))
+    #expect(Route(path: "/media/") == .page("media/"))
+    #expect(Route(path: "/media/a/b") == .page("media/a/b"))
 }
 
 @Test func routesThatCreateArePosts() {
     #expect(Route.roomMessages("x").methods == ["POST"] && Route.groupMessages("x").methods == ["POST"])
-    #expect(Route.presenceToken.methods == ["POST"])
+    #expect(Route.presenceToken.methods == ["POST"] && Route.mediaUpload.methods == ["POST"])
+    #expect(Route.mediaItem("x").methods == ["DELETE"] && Route.media("x").methods == ["GET", "HEAD"])
     #expect(Route.presenceStream.methods == ["GET"])
     #expect(Route.chat.methods == ["GET", "HEAD"] && Route.page("index.html").methods == ["GET", "HEAD"])
 }
