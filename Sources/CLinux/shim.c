@@ -1,7 +1,15 @@
 #define _GNU_SOURCE
+#include <sched.h>
 #include <sys/socket.h>
 #include "CLinux.h"
 
 int CLinux_accept4(int fd, int flags) {
     return accept4(fd, NULL, NULL, flags);
+}
+
+int CLinux_available_cores(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+    return CPU_COUNT(&set);
 }

@@ -50,6 +50,16 @@ public struct OutgoingMessage {
         }
     }
 
+    /// The message for connections of another event loop: the plain frame made here (now, if
+    /// not yet), without this loop's compressed frames, whose deflaters only this loop may use.
+    /// The other loop compresses once per window size for its own connections.
+    public mutating func forAnotherLoop() -> OutgoingMessage {
+        _ = plainFrame()
+        var copy = self
+        copy.compressed = []
+        return copy
+    }
+
     /// The sender's compressed payload, if a connection with `parameters` can read it and it is
     /// smaller than the message.
     private func reusableCompression(for parameters: DeflateParameters) -> [UInt8]? {

@@ -77,6 +77,15 @@ extension Connection {
         return true
     }
 
+    /// Refuses the request whose body is still arriving, for a reason found elsewhere (the chat
+    /// loop checks an upload's head, `Server.admitBody`): answered and closed, like a refusal
+    /// from the head. A body that has arrived meanwhile is answered with its request instead.
+    func refuseBody(_ response: HTTPResponse) {
+        guard httpParser?.isReadingBody == true, !isAwaitingResponse, lifecycle.acceptsOutput else { return }
+        metrics.httpErrors += 1
+        send(response, keepAlive: false)
+    }
+
     /// The answer to the current request comes later (`send(_:keepAlive:)` when it is ready).
     func deferResponse() {
         isAwaitingResponse = true
@@ -116,16 +125,25 @@ extension Connection {
     }
 
     /// Answers the request with `response` (a `101`) and speaks WebSocket from here on, with
-    /// `endpoint`'s session for this connection.
-    func upgrade(_ response: HTTPResponse, to endpoint: any Endpoint, head: HTTPRequestHead, compression: ConnectionCompression?) {
+    /// `endpoint`'s session for this connection (for `user`, when the request signed one in).
+    /// After a deferred answer (`deferResponse`), input held meanwhile is the first frames.
+    func upgrade(
+        _ response: HTTPResponse, to endpoint: any Endpoint, head: HTTPRequestHead, user: String? = nil,
+        compression: ConnectionCompression?
+    ) {
         enqueue(ByteChunk(response.serialize(keepAlive: true)))
         httpParser = nil
         self.compression = compression
         webSocket = WebSocketConnection(
             configuration: .init(maxMessageSize: owner.limits.maxMessageSize), decompressor: compression?.inflater)
         lifecycle.upgraded(now: owner.now)
-        let session = endpoint.session(for: self, head: head)
+        let session = endpoint.session(for: self, head: head, user: user)
         self.session = session
         session.base.opened()
+        guard isAwaitingResponse else { return }
+        isAwaitingResponse = false
+        let held = heldInput
+        heldInput = []
+        if !held.isEmpty { held.withUnsafeBytes { processWebSocket($0) } }
     }
 }

@@ -8,9 +8,10 @@ import WebSocket
 /// connection, which lives with the endpoint rather than in `Connection`. Called on the event
 /// loop thread.
 protocol Endpoint: AnyObject {
-    /// The session for a connection that was just upgraded on `head`. It must not send yet:
-    /// `EndpointSession.opened` follows once the connection holds it.
-    func session(for connection: Connection, head: HTTPRequestHead) -> Session
+    /// The session for a connection that was just upgraded on `head`, by `user` when the
+    /// request carried a valid token of a chat account (rooms show that name). It must not send
+    /// yet: `EndpointSession.opened` follows once the connection holds it.
+    func session(for connection: Connection, head: HTTPRequestHead, user: String?) -> Session
 }
 
 /// What an endpoint keeps for one connection.
@@ -69,7 +70,7 @@ enum EndpointChoice {
 
 /// `/echo`: every message back to its sender, same opcode, same bytes.
 final class EchoEndpoint: Endpoint {
-    func session(for connection: Connection, head: HTTPRequestHead) -> Session {
+    func session(for connection: Connection, head: HTTPRequestHead, user: String?) -> Session {
         .relay(Echo(connection))
     }
 

@@ -1,9 +1,10 @@
 import Store
 import WebSocket
 
-/// The loop's counters for `/metrics`.
+/// One loop's counters for `/metrics`.
 ///
-/// Plain integers bumped on the loop thread: no atomics on the per-message path.
+/// Plain integers bumped on the loop thread: no atomics on the per-message path. Each loop has
+/// its own; `/metrics` adds up copies taken on each loop (`Server.metricsResponse`).
 final class Metrics {
     /// Messages read from clients, and queued to them, per endpoint.
     var messagesReceived = PerEndpoint()
@@ -24,6 +25,30 @@ final class Metrics {
 
     func countClose(_ code: CloseCode) {
         closesByCode[code.rawValue, default: 0] += 1
+    }
+
+    /// Adds `other`'s counts: `/metrics` sums every loop's counters (each loop bumps its own,
+    /// and hands a copy over when asked, so no counter is shared between threads).
+    func merge(_ other: Metrics) {
+        for kind in EndpointKind.allCases {
+            messagesReceived[kind] += other.messagesReceived[kind]
+            messagesSent[kind] += other.messagesSent[kind]
+        }
+        bytesIn += other.bytesIn
+        bytesOut += other.bytesOut
+        slowConsumers += other.slowConsumers
+        httpErrors += other.httpErrors
+        deliveryLatency.merge(other.deliveryLatency)
+        refusedConnections += other.refusedConnections
+        droppedPublishes += other.droppedPublishes
+        for (code, count) in other.closesByCode { closesByCode[code, default: 0] += count }
+    }
+
+    /// A copy of the counters as they are now, for another loop to read.
+    func copy() -> Metrics {
+        let copy = Metrics()
+        copy.merge(self)
+        return copy
     }
 
     /// One counter per endpoint, indexed by the endpoint's kind without hashing.

@@ -12,7 +12,9 @@ import Chat
 ///
 /// The body is chunked (RFC 9112 §7.1). An event is framed once and the same chunk is queued on
 /// every subscriber, like a room message; a subscriber that stops reading is closed by its
-/// connection's outbound limit like a slow WebSocket reader. Confined to the event loop thread.
+/// connection's outbound limit like a slow WebSocket reader. The stream lives on the chat loop,
+/// where presence changes; its subscribers' connections may sit on any loop, and what they are
+/// sent goes there through `send` (`Server.onHome`). Confined to the chat loop.
 final class PresenceStream {
     static let heldEvents = 1024
 
@@ -22,14 +24,20 @@ final class PresenceStream {
     private(set) var lastSequence: UInt64 = 0
     /// The latest events by `sequence % heldEvents`.
     private var held: [ByteChunk?] = Array(repeating: nil, count: PresenceStream.heldEvents)
-    private var subscribers: [ObjectIdentifier: Subscriber] = [:]
+    private var subscribers: [ObjectIdentifier: ConnectionHandle] = [:]
     /// The presence snapshot as JSON (`Server.presenceSnapshot()`).
     private let snapshot: () -> [UInt8]
+    /// Queues chunks on a subscriber's connection, on its loop.
+    private let send: (ConnectionHandle, [ByteChunk]) -> Void
 
-    init(epoch: String, heartbeatMilliseconds: Int, snapshot: @escaping () -> [UInt8]) {
+    init(
+        epoch: String, heartbeatMilliseconds: Int, snapshot: @escaping () -> [UInt8],
+        send: @escaping (ConnectionHandle, [ByteChunk]) -> Void
+    ) {
         self.epoch = epoch
         self.heartbeatMilliseconds = heartbeatMilliseconds
         self.snapshot = snapshot
+        self.send = send
     }
 
     /// Sends `change` to every subscriber and keeps it for those that reconnect.
@@ -37,14 +45,31 @@ final class PresenceStream {
         lastSequence += 1
         let chunk = Self.chunk(event("presence", change.json))
         held[Int(lastSequence % UInt64(Self.heldEvents))] = chunk
-        for subscriber in subscribers.values { subscriber.connection.send(chunk) }
+        for subscriber in subscribers.values { send(subscriber, [chunk]) }
     }
 
     /// The comment line that keeps idle streams alive.
     func heartbeat() {
         guard !subscribers.isEmpty else { return }
         let chunk = Self.chunk(Array(": heartbeat\n\n".utf8))
-        for subscriber in subscribers.values { subscriber.connection.send(chunk) }
+        for subscriber in subscribers.values { send(subscriber, [chunk]) }
+    }
+
+    /// A subscriber's stream begins: a reconnection delay for `EventSource`, then what it
+    /// missed after `lastEventID`, or a snapshot.
+    func subscribe(_ subscriber: ConnectionHandle, lastEventID: String?) {
+        subscribers[ObjectIdentifier(subscriber)] = subscriber
+        var chunks = [PresenceStream.chunk(Array("retry: 1000\n\n".utf8))]
+        if let lastEventID, let missed = missed(after: lastEventID) {
+            chunks.append(contentsOf: missed)
+        } else {
+            chunks.append(PresenceStream.chunk(event("snapshot", snapshot())))
+        }
+        send(subscriber, chunks)
+    }
+
+    func unsubscribe(_ subscriber: ConnectionHandle) {
+        subscribers.removeValue(forKey: ObjectIdentifier(subscriber))
     }
 
     /// The held events after `lastEventID`, or nil when it is not this process's or some of
@@ -82,34 +107,29 @@ final class PresenceStream {
         return ByteChunk(framed)
     }
 
-    /// One stream's connection.
+    /// One stream's connection, on its own loop: it subscribes and unsubscribes on the chat loop.
     final class Subscriber: EndpointSession {
-        unowned let connection: Connection
-        unowned let stream: PresenceStream
+        let handle: ConnectionHandle
+        unowned let server: Server
         /// Where the client says it stopped (`Last-Event-ID`), if it is resuming.
         let lastEventID: String?
 
-        init(_ connection: Connection, stream: PresenceStream, lastEventID: String?) {
-            self.connection = connection
-            self.stream = stream
+        init(_ handle: ConnectionHandle, server: Server, lastEventID: String?) {
+            self.handle = handle
+            self.server = server
             self.lastEventID = lastEventID
         }
 
         var kind: EndpointKind { .stream }
 
-        /// Starts with a reconnection delay for `EventSource`, then what was missed or a snapshot.
         func opened() {
-            stream.subscribers[ObjectIdentifier(self)] = self
-            connection.send(PresenceStream.chunk(Array("retry: 1000\n\n".utf8)))
-            if let lastEventID, let missed = stream.missed(after: lastEventID) {
-                for chunk in missed { connection.send(chunk) }
-            } else {
-                connection.send(PresenceStream.chunk(stream.event("snapshot", stream.snapshot())))
-            }
+            let (handle, lastEventID) = (handle, lastEventID)
+            server.onChatLoop { $0.presenceStream.subscribe(handle, lastEventID: lastEventID) }
         }
 
         func closed() {
-            stream.subscribers.removeValue(forKey: ObjectIdentifier(self))
+            let handle = handle
+            server.onChatLoop { $0.presenceStream.unsubscribe(handle) }
         }
     }
 }

@@ -81,6 +81,15 @@ enum Route: Equatable {
         }
     }
 
+    /// Whether the answer needs what only the chat loop holds (the chat state, the room
+    /// directory, every loop's counters): other loops pass such requests to it.
+    var isAnsweredOnChatLoop: Bool {
+        switch self {
+        case .metrics, .presence, .tree, .roomMessages, .groupMessages, .mediaUpload, .mediaItem, .media: true
+        default: false
+        }
+    }
+
     /// Whether the route is a WebSocket endpoint (a plain GET to it gets 426).
     var isWebSocket: Bool {
         switch self {

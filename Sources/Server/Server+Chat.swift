@@ -51,7 +51,7 @@ extension Server {
             throw error
         }
         mediaFiles.removeFiles(keeping: Set(state.media.keys))
-        let endpoint = ChatEndpoint(server: self)
+        let endpoint = ChatDelivery(server: self)
         let service = ChatService(
             state: state, store: store, transport: endpoint, secret: secret,
             configuration: chatConfiguration, logger: logger)
@@ -123,7 +123,7 @@ extension Server {
         guard let service = chat?.service else {
             return .error(.serviceUnavailable, code: "unavailable", message: "the store is not loaded yet")
         }
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot(rooms: rooms.presence.snapshot))
+        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot(rooms: rooms.directory?.presence.snapshot ?? []))
     }
 
     /// `GET /api/v1/tree/{path}`: admin only.

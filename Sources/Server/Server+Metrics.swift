@@ -1,24 +1,72 @@
+import HTTP
 import Store
 
 extension Server {
-    /// The `/metrics` body: gauges read now, the loop's counters, and the store's disk figures.
-    func metricsText() -> String {
-        var exposition = PrometheusText()
+    /// One loop's share of `/metrics`: a copy of its counters and its connections by endpoint,
+    /// taken on that loop.
+    struct LoopFigures {
+        let metrics: Metrics
+        let connectionsByKind: [String: Int]
+    }
+
+    /// On the chat loop: asks every loop for its figures (in their next hand-offs) and answers
+    /// with the sum once the last has come back.
+    func metricsResponse(_ reply: @escaping (HTTPResponse) -> Void) {
+        let gathering = Gathering(loops: peers.count)
+        for peer in peers {
+            post(to: peer.index) {
+                let figures = peer.loopFigures()
+                peer.onChatLoop { chatLoop in
+                    gathering.parts.append(figures)
+                    guard gathering.parts.count == gathering.loops else { return }
+                    var response = HTTPResponse(status: .ok, body: Array(chatLoop.metricsText(gathering.parts).utf8))
+                    response.headers.add("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                    reply(response)
+                }
+            }
+        }
+    }
+
+    /// The figures of one `/metrics` answer as they come back from the loops.
+    private final class Gathering {
+        let loops: Int
+        var parts: [LoopFigures] = []
+
+        init(loops: Int) {
+            self.loops = loops
+        }
+    }
+
+    private func loopFigures() -> LoopFigures {
         var byKind = ["http": 0]
         for kind in EndpointKind.allCases { byKind[kind.rawValue] = 0 }
         for connection in connections {
             byKind[connection.session?.base.kind.rawValue ?? "http", default: 0] += 1
         }
+        return LoopFigures(metrics: metrics.copy(), connectionsByKind: byKind)
+    }
+
+    /// The `/metrics` body: every loop's figures summed, the chat loop's gauges, and the
+    /// store's disk figures.
+    private func metricsText(_ parts: [LoopFigures]) -> String {
+        var exposition = PrometheusText()
+        let total = Metrics()
+        var byKind: [String: Int] = [:]
+        for part in parts {
+            total.merge(part.metrics)
+            byKind.merge(part.connectionsByKind, uniquingKeysWith: +)
+        }
         exposition.add(.gauge,
             "switchboard_connections", "Open connections by endpoint (http: not upgraded).",
             labelled: byKind.sorted { $0.key < $1.key }.map { (labels: "{kind=\"\($0.key)\"}", value: $0.value) })
-        exposition.add(.gauge, "switchboard_rooms", "Plain relay rooms with members.", rooms.rooms.roomCount)
+        exposition.add(.gauge, "switchboard_rooms", "Plain relay rooms with members.", rooms.directory?.roomCount ?? 0)
         if let service = chat?.service {
             exposition.add(.gauge, "switchboard_groups", "Chat groups stored.", service.state.groups.count)
             exposition.add(.gauge, "switchboard_online_users", "Users with at least one open /ws connection.", service.onlineUserCount)
             exposition.add(.gauge, "switchboard_messages_stored", "Chat messages stored.", service.state.messageCount)
         }
-        metrics.write(to: &exposition)
+        exposition.add(.gauge, "switchboard_event_loops", "Event loop threads (the threads setting).", peers.count)
+        total.write(to: &exposition)
         var webhooks: [(name: String, statistics: Webhook.Statistics)] = []
         if let presenceWebhook { webhooks.append(("presence", presenceWebhook.statistics)) }
         if let offlineWebhook { webhooks.append(("offline", offlineWebhook.statistics)) }

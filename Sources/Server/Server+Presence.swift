@@ -9,7 +9,7 @@ extension Server {
     /// `{"groups":[...],"rooms":[...],"onlineUsers":n,"connections":n}`: chat groups with
     /// someone online, and every plain room (ChatService.presenceSnapshot(rooms:)).
     func presenceSnapshot() -> [UInt8] {
-        chat?.service?.presenceSnapshot(rooms: rooms.presence.snapshot) ?? Array(#"{"groups":[],"rooms":[]}"#.utf8)
+        chat?.service?.presenceSnapshot(rooms: rooms.directory?.presence.snapshot ?? []) ?? Array(#"{"groups":[],"rooms":[]}"#.utf8)
     }
 
     /// A folded change in a group or a room: out to the stream and the presence webhook.
@@ -20,7 +20,7 @@ extension Server {
 
     /// The rooms' folded changes of the last window (the chat's come through its observer).
     func flushRoomPresence() {
-        for change in rooms.presence.flush() { presenceChanged(change) }
+        for change in rooms.directory?.presence.flush() ?? [] { presenceChanged(change) }
     }
 
     func scheduleHeartbeat() {
@@ -45,7 +45,8 @@ extension Server {
             "X-Accel-Buffering": "no",
         ])
         let lastEventID = head.headers["Last-Event-ID"] ?? head.query["lastEventId"]
-        connection.stream(response, to: PresenceStream.Subscriber(connection, stream: presenceStream, lastEventID: lastEventID))
+        connection.stream(response, to: PresenceStream.Subscriber(
+            ConnectionHandle(connection, home: index), server: self, lastEventID: lastEventID))
     }
 
     /// `POST /api/v1/presence/token` (admin): `{"token":"...","expiresIn":60}` for the stream's query.

@@ -8,31 +8,55 @@ import Store
 import TLS
 import WebSocket
 
-/// The running server: listeners, connections, endpoints and the periodic tick, all on one
-/// event loop thread.
+/// One event loop of the running server: its connections, endpoints and periodic tick, on one
+/// thread; the first loop (index 0, the chat loop) also holds the listeners, the chat service
+/// and its store, the room directory and the presence stream.
 ///
-/// One loop serves every socket: on a 2-core machine that leaves a core for the store's
-/// thread and the kernel, and keeps rooms free of locks (docs/architecture.md).
+/// The process runs `threads` loops (the cores it may use, by default), each a `Server` on a
+/// thread of its own. Loops share nothing mutable: whatever one needs from another travels
+/// as work in a `HandOff`, one batch per pair of loops per iteration, so no lock sits on the
+/// per-message path (docs/architecture.md, "Thread model"). The executable makes the chat loop,
+/// which makes the others at `start` and runs them in `run`.
 public final class Server: ConnectionOwner {
     public let configuration: ServerConfiguration
     let logger: Logger
+    /// This loop's place among `peers`; 0 is the chat loop.
+    let index: Int
     let loop: EventLoop
     let metrics = Metrics()
     let limits: ConnectionLimits
+    /// Per loop: its shared zlib streams are used by this loop's connections only.
     let compression: CompressionPolicy
     let echo = EchoEndpoint()
     private(set) var rooms: RoomEndpoint!
+    private(set) var chatReaders: ChatEndpoint!
     private(set) var presenceStream: PresenceStream!
     let presenceWebhook: Webhook?
     let offlineWebhook: Webhook?
-    /// `/ws` and the store it persists to, from `start` on (see Server+Chat.swift).
-    var chat: ChatEndpoint?
+    /// The chat service's transport and the store it persists to, on the chat loop from `start`
+    /// on (see Server+Chat.swift); nil on the other loops.
+    var chat: ChatDelivery?
     var store: Store?
     /// The files of uploaded media, in the data folder's `media/` (see Server+Media.swift).
     var mediaFiles: MediaFiles?
+    /// On the chat loop: uploads from other loops whose heads it admitted, by connection, until
+    /// their bodies arrive or the connection closes (Server+Media.swift).
+    var admittedUploads: [ObjectIdentifier: ConnectionHandle] = [:]
     var connections: ContiguousArray<Connection> = []
-    /// Open sockets per peer address, against `maxConnectionsPerAddress`.
+    /// Every loop, this one included, in index order; set at `start`, before any loop runs, and
+    /// never changed while they run.
+    private(set) var peers: [Server] = []
+    /// This loop's hand-offs to each other loop (nil at its own index).
+    private var handOffs: [HandOff?] = []
+    /// The loops started by `run`, on the chat loop.
+    private var threads: [LoopThread] = []
+    /// Where the next accepted connection goes (round robin over the loops).
+    private var nextLoop = 0
+    /// Open sockets per peer address, against `maxConnectionsPerAddress`: counted on the chat
+    /// loop, which accepts every connection; the other loops report their closes to it.
     private var addressCounts: [String: Int] = [:]
+    /// Accepted connections not yet closed, on every loop, against `socketLimit`.
+    private var openConnections = 0
     /// Every client socket counts against this: `maxConnections`, lowered at start to what the
     /// descriptor limit leaves after a reserve for the store, listeners and the loop. WebSockets
     /// and presence streams need no count of their own: they are sockets.
@@ -63,9 +87,15 @@ public final class Server: ConnectionOwner {
     /// reserve above.
     static let maxRefusing = 16
 
-    public init(configuration: ServerConfiguration, logger: Logger) throws {
+    /// The chat loop; it makes the other loops at `start`.
+    public convenience init(configuration: ServerConfiguration, logger: Logger) throws {
+        try self.init(configuration: configuration, logger: logger, index: 0, staticFiles: nil)
+    }
+
+    private init(configuration: ServerConfiguration, logger: Logger, index: Int, staticFiles: StaticFiles?) throws {
         self.configuration = configuration
         self.logger = logger
+        self.index = index
         self.loop = try EventLoop()
         self.socketLimit = configuration.maxConnections
         self.compression = CompressionPolicy(configuration: configuration.deflate)
@@ -82,19 +112,27 @@ public final class Server: ConnectionOwner {
             maxRequestsPerConnection: configuration.maxRequestsPerConnection)
         limits.httpOutboundBytes = max(limits.outboundBytes, configuration.maxUploadBytes + 64 * 1024)
         self.limits = limits
-        self.staticFiles = StaticFiles(directory: configuration.publicDirectory, logger: logger)
-        self.presenceWebhook = try Server.webhook(configuration.presenceWebhook, "presenceWebhook", configuration, logger)
-        self.offlineWebhook = try Server.webhook(configuration.offlineWebhook, "offlineWebhook", configuration, logger)
+        self.staticFiles = staticFiles ?? StaticFiles(directory: configuration.publicDirectory, logger: logger)
+        let isChatLoop = index == 0
+        self.presenceWebhook = isChatLoop
+            ? try Server.webhook(configuration.presenceWebhook, "presenceWebhook", configuration, logger) : nil
+        self.offlineWebhook = isChatLoop
+            ? try Server.webhook(configuration.offlineWebhook, "offlineWebhook", configuration, logger) : nil
         self.rooms = RoomEndpoint(
-            metrics: metrics,
+            server: self,
             messagesPerSecond: configuration.roomMessagesPerSecond,
             // Never below the largest message, which must always be able to pass.
-            bytesPerSecond: max(configuration.roomBytesPerSecond, configuration.maxMessageSize)
-        ) { [unowned self] head in chatUserName(head) }
-        self.presenceStream = PresenceStream(
-            epoch: String(SystemClock.epochMilliseconds()),
-            heartbeatMilliseconds: Int(configuration.heartbeatInterval * 1000)
-        ) { [unowned self] in presenceSnapshot() }
+            bytesPerSecond: max(configuration.roomBytesPerSecond, configuration.maxMessageSize))
+        self.chatReaders = ChatEndpoint(server: self)
+        if isChatLoop {
+            self.presenceStream = PresenceStream(
+                epoch: String(SystemClock.epochMilliseconds()),
+                heartbeatMilliseconds: Int(configuration.heartbeatInterval * 1000),
+                snapshot: { [unowned self] in presenceSnapshot() },
+                send: { [unowned self] handle, chunks in
+                    onHome(handle) { connection in for chunk in chunks { connection.send(chunk) } }
+                })
+        }
     }
 
     /// The webhook posting to `url`, if one is set; a URL without a secret stops the start.
@@ -119,13 +157,22 @@ public final class Server: ConnectionOwner {
         UInt64(max(0, seconds) * 1_000_000_000)
     }
 
-    /// Opens the listeners. Returns their URLs (`ws://HOST:PORT`, `wss://HOST:PORT`) with the
-    /// ports actually bound.
+    /// Opens the store and the listeners and makes the other loops (`threads`). Returns the
+    /// listeners' URLs (`ws://HOST:PORT`, `wss://HOST:PORT`) with the ports actually bound.
     public func start(tls: TLSContext?) throws -> [String] {
+        precondition(index == 0, "the chat loop starts the server")
         let limit = Socket.raiseFileLimit()
         socketLimit = max(1, min(configuration.maxConnections, limit - Server.reservedDescriptors))
         logger.debug("file descriptor limit \(limit), connections at most \(socketLimit)")
         try openChat()
+        let count = min(configuration.threads > 0 ? configuration.threads : LoopThread.availableCores, RoomTable.maxLoops)
+        var peers = [self]
+        for index in 1..<max(1, count) {
+            peers.append(try Server(configuration: configuration, logger: logger, index: index, staticFiles: staticFiles))
+        }
+        let table = RoomTable()
+        for peer in peers { peer.join(peers, rooms: table) }
+        logger.debug("\(count) event loop\(count == 1 ? "" : "s")")
         var urls: [String] = []
         let plain = try Socket.listen(host: configuration.host, port: configuration.port)
         listeners.append(Listener(fd: plain.fd, port: plain.port, tlsContext: nil, server: self))
@@ -141,16 +188,72 @@ public final class Server: ConnectionOwner {
             beginShutdown()
         }
         try loop.onReloadSignal { [unowned self] in reloadCertificate() }
-        scheduleTick()
         scheduleHeartbeat()
-        isReady = true
+        for peer in peers {
+            peer.scheduleTick()
+            peer.isReady = true
+        }
         return urls
     }
 
-    /// Runs the event loop on the calling thread until shutdown has finished.
+    /// Makes `peers` this loop's company: the hand-offs to each of them, and the one chat service
+    /// they forward `/ws` to.
+    private func join(_ peers: [Server], rooms table: RoomTable) {
+        self.peers = peers
+        rooms.table = table
+        handOffs = peers.map { $0 === self ? nil : HandOff(from: loop, to: $0.loop) }
+        chatReaders.chat = peers[0].chat
+        if index == 0 { rooms.directory = RoomDirectory(loops: peers.count) }
+    }
+
+    /// Runs the chat loop on the calling thread and every other loop on a thread of its own,
+    /// until shutdown has finished on all of them; then closes the store.
     public func run() throws {
-        defer { closeChat() }
-        try loop.run()
+        defer {
+            for thread in threads { thread.join() }
+            closeChat()
+            // The loops refer to one another; nothing runs any more, so let them go.
+            for peer in peers { peer.peers = [] }
+        }
+        for peer in peers.dropFirst() {
+            let running = LoopBound(peer)
+            threads.append(try LoopThread {
+                do {
+                    try running.value.loop.run()
+                } catch {
+                    running.value.logger.critical("event loop \(running.value.index) failed: \(error)")
+                }
+            })
+        }
+        do {
+            try loop.run()
+        } catch {
+            for peer in peers { peer.loop.stop() }
+            throw error
+        }
+    }
+
+    // MARK: Hand-offs
+
+    /// Runs `body` on loop `index`: at once on this one, after this iteration's hand-off on any
+    /// other, behind everything this loop posted there before.
+    func post(to index: Int, _ body: @escaping () -> Void) {
+        if let handOff = handOffs[index] {
+            handOff.post(body)
+        } else {
+            body()
+        }
+    }
+
+    /// Runs `body` with the chat loop's server, on the chat loop.
+    func onChatLoop(_ body: @escaping (Server) -> Void) {
+        let chatLoop = peers[0]
+        post(to: 0) { body(chatLoop) }
+    }
+
+    /// Runs `body` with `handle`'s connection on the loop it lives on.
+    func onHome(_ handle: ConnectionHandle, _ body: @escaping (Connection) -> Void) {
+        post(to: handle.home) { body(handle.connection) }
     }
 
     /// A plain refusal for a client over a connection limit, written once before the close.
@@ -161,16 +264,28 @@ public final class Server: ConnectionOwner {
         .tooManyRequests, code: "rate_limited", message: "too many connections from your address; close some first"
     ).serialize(keepAlive: false))
 
+    /// A listener accepted `fd` (on the chat loop): checked against the connection limits here,
+    /// where they are counted, then given to the loops in turn.
     func accepted(_ fd: Int32, tls context: TLSContext?) {
         let address = Socket.peerAddress(fd)
         let fromAddress = addressCounts[address, default: 0]
         let perAddress = configuration.maxConnectionsPerAddress
-        let underLimit = connections.count - refusing < socketLimit
+        let underLimit = openConnections < socketLimit
         guard underLimit, perAddress == 0 || fromAddress < perAddress else {
             metrics.refusedConnections += 1
             refuse(fd, plain: context == nil, underLimit ? Server.tooManyFromAddress : Server.busy)
             return
         }
+        addressCounts[address] = fromAddress + 1
+        openConnections += 1
+        let target = peers[nextLoop]
+        nextLoop = (nextLoop + 1) % peers.count
+        post(to: target.index) { target.adopt(fd, address: address, tls: context) }
+    }
+
+    /// Takes a connection the chat loop accepted for this loop. A connection that cannot be set
+    /// up here is closed and reported like any other close.
+    private func adopt(_ fd: Int32, address: String, tls context: TLSContext?) {
         var session: TLSSession?
         if let context {
             do {
@@ -178,6 +293,7 @@ public final class Server: ConnectionOwner {
             } catch {
                 logger.warning("TLS session could not be created: \(error)")
                 Socket.close(fd)
+                released(address, connection: nil)
                 return
             }
         }
@@ -187,11 +303,28 @@ public final class Server: ConnectionOwner {
         } catch {
             logger.debug("register failed", metadata: ["error": "\(error)"])
             Socket.close(fd)
+            released(address, connection: nil)
             return
         }
         connection.slot = connections.count
         connections.append(connection)
-        addressCounts[address] = fromAddress + 1
+    }
+
+    /// A connection from `address` closed on this loop: the chat loop, which counts them, hears
+    /// of it (in the next hand-off).
+    private func released(_ address: String, connection: ObjectIdentifier?) {
+        onChatLoop { chatLoop in chatLoop.countClosed(address, connection: connection) }
+    }
+
+    /// On the chat loop: one connection fewer, from `address`; a paused listener may go on,
+    /// and an upload admitted for the connection will not come.
+    private func countClosed(_ address: String, connection: ObjectIdentifier?) {
+        if let connection { admittedUploads[connection] = nil }
+        openConnections -= 1
+        if let count = addressCounts[address] {
+            addressCounts[address] = count > 1 ? count - 1 : nil
+        }
+        if !pausedListeners.isEmpty { resumeAccepting() }
     }
 
     /// Answers a connection over a limit and closes it once the answer is read, so the close
@@ -235,10 +368,10 @@ public final class Server: ConnectionOwner {
     func closed(_ connection: Connection) {
         if connection.isRefusal {
             refusing -= 1
-        } else if let count = addressCounts[connection.address] {
-            addressCounts[connection.address] = count > 1 ? count - 1 : nil
+            if !pausedListeners.isEmpty { resumeAccepting() }
+        } else {
+            released(connection.address, connection: ObjectIdentifier(connection))
         }
-        defer { if !pausedListeners.isEmpty { resumeAccepting() } }
         let slot = connection.slot
         guard slot < connections.count, connections[slot] === connection else { return }
         let last = connections.removeLast()
@@ -250,7 +383,9 @@ public final class Server: ConnectionOwner {
 
     // MARK: Routing
 
-    func endpoint(for route: Route, head: HTTPRequestHead) -> EndpointChoice {
+    /// The endpoint for an upgrade on `route`; `user` is the chat account the request's token
+    /// signed in, if any.
+    func endpoint(for route: Route, head: HTTPRequestHead, user: String?) -> EndpointChoice {
         switch route {
         case .echo where configuration.echo:
             return .accept(echo)
@@ -259,13 +394,13 @@ public final class Server: ConnectionOwner {
                 return .refuse(.error(.badRequest, code: "bad_request",
                                       message: "room names are 1 to 64 characters of A-Z a-z 0-9 . _ -"))
             }
-            if !configuration.allowAnonymousRooms && chatUserName(head) == nil {
+            if !configuration.allowAnonymousRooms && user == nil {
                 return .refuse(.error(.unauthorized, code: "unauthorized",
                                       message: "this server needs a valid token: /rooms/\(name)?token=..."))
             }
             return .accept(rooms)
         case .chat:
-            if let chat { return .accept(chat) }
+            if chatReaders.chat != nil { return .accept(chatReaders) }
             return .refuse(.error(.serviceUnavailable, code: "unavailable", message: "the chat store is not loaded"))
         default:
             return .refuse(.error(.notFound, code: "not_found", message: "no WebSocket endpoint at \(head.path)"))
@@ -288,10 +423,6 @@ public final class Server: ConnectionOwner {
             return isReady && shutdownDeadline == nil
                 ? .json(.ok, body: #"{"status":"ready"}"#)
                 : .json(.serviceUnavailable, body: #"{"status":"unavailable"}"#)
-        case .metrics:
-            var response = HTTPResponse(status: .ok, body: Array(metricsText().utf8))
-            response.headers.add("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            return response
         case .presence:
             return presenceResponse(head)
         case .tree(let path):
@@ -330,19 +461,27 @@ public final class Server: ConnectionOwner {
         }
     }
 
-    /// Stops accepting, closes every WebSocket with 1001 and stops the loop once they are gone
-    /// (or after a few seconds). A second signal stops at once.
+    /// On the chat loop: stops accepting, and has every loop close its WebSockets with 1001 and
+    /// stop once they are gone (or after a few seconds). A second signal stops every loop at once.
     func beginShutdown() {
         if shutdownDeadline != nil {
-            loop.stop()
+            for peer in peers { peer.loop.stop() }
             return
         }
-        shutdownDeadline = loop.now + Server.shutdownMilliseconds * 1_000_000
         for listener in listeners {
             loop.deregister(listener.fd)
             Socket.close(listener.fd)
         }
         listeners.removeAll()
+        for peer in peers {
+            post(to: peer.index) { peer.shutDown() }
+        }
+    }
+
+    /// Closes this loop's connections, WebSockets with 1001; the tick stops the loop once they
+    /// are gone or the time is up.
+    private func shutDown() {
+        shutdownDeadline = loop.now + Server.shutdownMilliseconds * 1_000_000
         for connection in connections {
             connection.close(code: .goingAway, reason: "server shutting down")
         }

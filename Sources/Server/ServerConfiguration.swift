@@ -11,6 +11,8 @@ public struct ServerConfiguration: Sendable {
     public var tlsKeyPath: String?
     public var dataDirectory = "./data"
     public var durability = "fsync"
+    /// Event loop threads (`threads`); 0: one per core this process may run on.
+    public var threads = 0
     /// Journal bytes after which the store writes a new snapshot (`compactAfterBytes`).
     public var compactAfterBytes = 64 << 20
     /// How long a session token lives, in seconds (`tokenLifetime`, default 30 days).

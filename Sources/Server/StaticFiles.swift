@@ -13,7 +13,8 @@ import Posix
 ///
 /// Each file gets a strong `ETag` (a hash of its bytes) and, when it is text and gzip saves
 /// something, a gzip copy compressed once here. Every file, and the `304`s, carry the
-/// security headers (`securityHeaders`). Confined to the event loop thread after `init`.
+/// security headers (`securityHeaders`). Read-only after `init`, so every event loop answers
+/// from the one instance the chat loop made.
 final class StaticFiles {
     struct File {
         let contentType: String

@@ -55,5 +55,14 @@ public struct StoreStatistics: Sendable, Equatable {
             sum += value * Double(times)
             count += times
         }
+
+        /// Adds `other`'s observations (the same buckets): one histogram from several event
+        /// loops' own.
+        public mutating func merge(_ other: Histogram) {
+            precondition(other.upperBounds == upperBounds, "histograms merge only over the same buckets")
+            for bucket in counts.indices { counts[bucket] += other.counts[bucket] }
+            sum += other.sum
+            count += other.count
+        }
     }
 }

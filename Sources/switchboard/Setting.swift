@@ -105,6 +105,7 @@ extension Setting {
     static let all: [Setting] = [
         .text("host", \.host),
         .integer("port", \.port, 0...65535),
+        .integer("threads", \.threads, 0...64),
         .integer("tlsPort", \.tlsPort, 0...65535),
         .optionalText("tlsCert", \.tlsCertificatePath),
         .optionalText("tlsKey", \.tlsKeyPath),

@@ -12,7 +12,7 @@ import Testing
 }
 
 @Test func resumingReplaysHeldEventsOfThisProcessOnly() {
-    let stream = PresenceStream(epoch: "77", heartbeatMilliseconds: 15_000) { [] }
+    let stream = PresenceStream(epoch: "77", heartbeatMilliseconds: 15_000, snapshot: { [] }, send: { _, _ in })
     for name in ["a", "b", "c"] {
         stream.publish(PresenceChange(place: .room(name), online: 1, joined: ["x"], left: []))
     }
@@ -24,7 +24,7 @@ import Testing
 }
 
 @Test func resumingFromBeforeTheHeldEventsNeedsASnapshot() {
-    let stream = PresenceStream(epoch: "1", heartbeatMilliseconds: 15_000) { [] }
+    let stream = PresenceStream(epoch: "1", heartbeatMilliseconds: 15_000, snapshot: { [] }, send: { _, _ in })
     for _ in 0..<(PresenceStream.heldEvents + 2) {
         stream.publish(PresenceChange(place: .room("r"), online: 1, joined: [], left: []))
     }
