@@ -106,7 +106,7 @@ public enum Socket {
             }
         }
         guard converted != nil else { return "unknown" }
-        return String(cString: text)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Writes what the socket takes at once, ignoring the rest and any error: a last word
