@@ -93,6 +93,20 @@ private func expectTornTailCut(_ tail: String) throws {
     #expect(folder.read("journal.jsonl") == journal)
 }
 
+/// Caught by the `store` fuzz target's invariants (docs/fuzzing.md) on this input: the root
+/// became the number 1, which loaded, while the same tree as a snapshot is refused.
+@Test func refusesJournalThatSetsTheRootToAScalar() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let journal = Array((lineA + #"{"op":"set","path":[],"value":1}"# + "\n").utf8)
+    folder.write("journal.jsonl", journal)
+    let reason = "a set of the root to something other than an object"
+    #expect(throws: StoreError.corrupt(file: folder.file("journal.jsonl"), line: 2, reason: reason)) {
+        try openStore(folder)
+    }
+    #expect(folder.read("journal.jsonl") == journal)
+}
+
 @Test func refusesCorruptSnapshotAndTouchesNothing() throws {
     let folder = TemporaryFolder()
     defer { folder.remove() }
