@@ -103,6 +103,6 @@ if Context.environment["SWITCHBOARD_FUZZ"] == "1" {
         fuzzTarget("inflater", ["Deflate", "WebSocket"]),
         fuzzTarget("json", ["JSON"]),
         fuzzTarget("chat-request", ["Chat", "JSON"]),
-        fuzzTarget("store", ["Store", "JSON", .product(name: "Logging", package: "swift-log")]),
+        fuzzTarget("store", ["Store", "JSON", "Posix", .product(name: "Logging", package: "swift-log")]),
     ]
 }

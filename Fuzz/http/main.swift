@@ -4,23 +4,23 @@ import FuzzSupport
 // The HTTP request-head parser (Sources/HTTP/HTTPRequestParser.swift) on arbitrary bytes,
 // pipelined: after each complete head the rest is parsed as the next request.
 //
-// Invariants: the same bytes fed whole, byte by byte and in split reads give the same heads and
-// the same failure at the same offsets; a head never takes more than `maxHeadBytes`; a decoded
-// path starts with "/"; a request with a body is never kept alive; a failed parser keeps failing.
+// Invariants: the same bytes fed whole, byte by byte and in split reads give the same heads,
+// bodies and failure at the same offsets; a head never takes more than `maxHeadBytes`; a body is
+// exactly its `Content-Length`; a decoded path starts with "/"; a failed parser keeps failing.
 
 /// The limit is small so that inputs of a few KiB reach it.
 let maxHeadBytes = 1024
 
 /// What parsing a stream found, with each request's end as an offset in the whole stream.
 struct Outcome: Equatable {
-    var requests: [(head: HTTPRequestHead, end: Int)] = []
+    var requests: [(head: HTTPRequestHead, body: [UInt8], end: Int)] = []
     var failure: HTTPParseError?
     /// Whether bytes of an unfinished head were left when the input ended.
     var partial = false
 
     static func == (lhs: Outcome, rhs: Outcome) -> Bool {
         lhs.failure == rhs.failure && lhs.partial == rhs.partial
-            && lhs.requests.elementsEqual(rhs.requests) { $0.head == $1.head && $0.end == $1.end }
+            && lhs.requests.elementsEqual(rhs.requests) { $0.head == $1.head && $0.body == $1.body && $0.end == $1.end }
     }
 }
 
@@ -38,16 +38,21 @@ func parse(_ reads: [[UInt8]]) -> Outcome {
             case .needMoreData:
                 offset += rest.count
                 continue reading
-            case .request(let head, let consumed):
+            case .request(let head, let body, let consumed):
                 precondition(consumed > 0 && consumed <= rest.count, "consumed \(consumed) of \(rest.count)")
                 offset += consumed
-                precondition(offset - lastEnd <= maxHeadBytes, "a head of \(offset - lastEnd) bytes passed the limit")
+                precondition(offset - lastEnd - body.count <= maxHeadBytes, "a head passed the limit")
                 precondition(head.path.hasPrefix("/"), "decoded path \(head.path) does not start with /")
-                precondition(!(head.hasBody && head.keepAlive), "a request with a body kept alive")
+                switch head.body {
+                case .length(let length): precondition(body.count == length, "a body of \(body.count) for \(length)")
+                default: precondition(body.isEmpty, "a body for a head without Content-Length")
+                }
                 precondition(!parser.hasPartialRequest, "a partial request right after a complete one")
                 lastEnd = offset
-                outcome.requests.append((head, offset))
+                outcome.requests.append((head, body, offset))
                 rest = rest.dropFirst(consumed)
+            case .unreadBody:
+                preconditionFailure("parse(_:) reads every body up to its limit")
             case .failure(let error):
                 let again = [UInt8(ascii: "G")].withUnsafeBytes { parser.parse($0) }
                 precondition(again == .failure(error), "a failed parser did not repeat its failure")

@@ -4,6 +4,7 @@ import Glibc
 import FuzzSupport
 import JSON
 import Logging
+import Posix
 @testable import Store
 
 // The store's loader (Sources/Store/Store+Loading.swift) and the journal line format
