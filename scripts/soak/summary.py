@@ -2,7 +2,7 @@
 clients' loss, duplicates and latency, the server's RSS over the loaded window and its
 descriptors at the end, the attackers' answers, and the verdict on each target:
 
-- RSS flat after warm-up: (max - min) / min of the samples from RSS_WARMUP seconds into the
+- RSS flat after warm-up: (max - min) / min of the samples from RSS_WARMUP seconds after the relay
   load until the load's end, at most 5%
 - descriptors back to the baseline once every client has gone (half-open attackers still holding)
 - zero loss, zero duplicates (and no order, payload or connection errors) among well-behaved clients
@@ -76,7 +76,7 @@ def workloads(folder):
 
 def server(folder, rss_warmup):
     m, rows = marks(folder), samples(folder)
-    loaded = [r for r in rows if m["start"] + rss_warmup <= r["t"] <= m["churn_done"]]
+    loaded = [r for r in rows if m.get("connected", m["start"]) + rss_warmup <= r["t"] <= m["churn_done"]]
     during = [r for r in rows if m["start"] <= r["t"] <= m["load_done"]]
     rss = [r["rss_kib"] for r in loaded]
     fds = load_json(os.path.join(folder, "descriptors.json")) or {}
