@@ -46,6 +46,11 @@ final class Connection: EventHandler, Flushable {
     /// lets a server answer only the latest, so a peer that pings without reading costs one
     /// pong, not a queue of them.
     private var pendingPong: ByteChunk?
+    /// Whether reading stopped because the peer pings without reading: its socket refused our
+    /// bytes and a pong waits. Until the socket takes bytes again its pings stay in the kernel
+    /// and cost nothing (a flood of them took 40% of the loop's core, answered or not); the
+    /// idle timeout of a stalled socket closes it all the same.
+    private var readingPaused = false
     /// Messages (and HTTP requests) handled since the current readiness event began, against
     /// `ConnectionLimits.readBudgetMessages`.
     var messagesRead = 0
@@ -84,11 +89,16 @@ final class Connection: EventHandler, Flushable {
     /// Reads until the socket has nothing more, or until this event's budget (bytes and
     /// messages, `ConnectionLimits`) is spent: then the loop comes back after the other
     /// sockets and the timers (`EventLoop.readLater`), so one busy peer cannot starve them.
+    /// A peer that pings without reading is not read at all until it reads (`readingPaused`).
     func readable(hangup: Bool) {
         let buffer = loop.readBuffer
         var budget = owner.limits.readBudgetBytes
         messagesRead = 0
         while !lifecycle.isClosed {
+            if socketFull, pendingPong != nil, !hangup {
+                readingPaused = true
+                return
+            }
             guard budget > 0, messagesRead < owner.limits.readBudgetMessages else {
                 loop.readLater(fd)
                 return
@@ -291,6 +301,10 @@ final class Connection: EventHandler, Flushable {
         }
         socketFull = false
         lifecycle.drained()
+        if readingPaused {
+            readingPaused = false
+            loop.readLater(fd)
+        }
         if pendingPong != nil { scheduleFlush() }
         if unwrittenMessages > 0 {
             let waited = owner.now - min(oldestUnwrittenArrival, owner.now)
