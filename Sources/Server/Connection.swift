@@ -44,7 +44,7 @@ final class Connection: EventHandler, Flushable {
     private var socketFull = false
     /// The reply to the latest ping, held back while the socket refuses bytes: RFC 6455 §5.5.3
     /// lets a server answer only the latest, so a peer that pings without reading costs one
-    /// pong, not a queue of them.
+    /// pong, not a queue of them. While the socket takes bytes every ping gets its pong.
     private var pendingPong: ByteChunk?
     /// Whether reading stopped because the peer pings without reading: its socket refused our
     /// bytes and a pong waits. Until the socket takes bytes again its pings stay in the kernel
@@ -176,7 +176,9 @@ final class Connection: EventHandler, Flushable {
         case .pong, .closeConnection:
             break
         case .write(let chunk):
-            if chunk.bytes.first.map({ $0 & 0x0F == Opcode.pong.rawValue }) == true {
+            // Every ping is answered in turn while the socket takes our bytes (Autobahn 2.10
+            // expects as many pongs as pings); once it refuses them only the latest reply is kept.
+            if socketFull && chunk.bytes.first.map({ $0 & 0x0F == Opcode.pong.rawValue }) == true {
                 pendingPong = chunk
                 scheduleFlush()
             } else {
