@@ -51,6 +51,10 @@ final class Connection: EventHandler, Flushable {
     /// and cost nothing (a flood of them took 40% of the loop's core, answered or not); the
     /// idle timeout of a stalled socket closes it all the same.
     private var readingPaused = false
+    /// Pings in the second that began at `pingWindowStart` (loop time), against
+    /// `ConnectionLimits.maxPingsPerSecond`.
+    private var pingsInWindow = 0
+    private var pingWindowStart: UInt64 = 0
     /// Messages (and HTTP requests) handled since the current readiness event began, against
     /// `ConnectionLimits.readBudgetMessages`.
     var messagesRead = 0
@@ -176,15 +180,39 @@ final class Connection: EventHandler, Flushable {
         case .pong, .closeConnection:
             break
         case .write(let chunk):
+            guard chunk.bytes.first.map({ $0 & 0x0F == Opcode.pong.rawValue }) == true else {
+                enqueue(chunk)
+                return
+            }
+            guard admitPing() else {
+                // No closing handshake: reading the flood until the peer's close reply
+                // cost as much as the flood. The close frame goes if the socket takes it.
+                metrics.countClose(.policyViolation)
+                close(code: .policyViolation, reason: "too many pings")
+                flush()
+                closeNow()
+                return
+            }
             // Every ping is answered in turn while the socket takes our bytes (Autobahn 2.10
             // expects as many pongs as pings); once it refuses them only the latest reply is kept.
-            if socketFull && chunk.bytes.first.map({ $0 & 0x0F == Opcode.pong.rawValue }) == true {
+            if socketFull {
                 pendingPong = chunk
                 scheduleFlush()
             } else {
                 enqueue(chunk)
             }
         }
+    }
+
+    /// Counts a ping in the current one-second window; false once the peer is over its rate.
+    private func admitPing() -> Bool {
+        let now = owner.now
+        if now &- pingWindowStart >= 1_000_000_000 {
+            pingWindowStart = now
+            pingsInWindow = 0
+        }
+        pingsInWindow += 1
+        return pingsInWindow <= owner.limits.maxPingsPerSecond
     }
 
     /// Hands a message to the session in the form it takes: relays get it ready to pass on,

@@ -262,6 +262,7 @@ private func unread(_ fd: Int32) -> Bool {
         pings += 1
         #expect(pings < 100_000, "the connection kept reading pings that it could not answer")
         if pings >= 100_000 { return }
+        pair.owner.now += 20_000_000
         pair.send(clientFrame(0x9, [UInt8(pings % 256)]))
         pair.connection.flush()
     }
@@ -275,4 +276,22 @@ private func unread(_ fd: Int32) -> Bool {
     #expect(!unread(pair.connection.fd))
     while let bytes = pair.receive(), !bytes.isEmpty { received += bytes }
     #expect(received.suffix(3) == [0x8A, 1, 2])
+}
+
+@Test func aPeerOverThePingRateIsClosedWith1008() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.upgrade()
+    let limit = pair.owner.limits.maxPingsPerSecond
+    pair.send(Array(repeating: clientFrame(0x9, [1]), count: limit).flatMap { $0 })
+    #expect(pair.connection.lifecycle.isOpen)
+    pair.owner.now += 1_000_000_000
+    pair.send(Array(repeating: clientFrame(0x9, [2]), count: limit).flatMap { $0 })
+    #expect(pair.connection.lifecycle.isOpen)
+    pair.send(clientFrame(0x9, [3]))
+    #expect(!pair.connection.lifecycle.isOpen)
+    let sent = pair.receive() ?? []
+    let close = sent.lastIndex(of: 0x88) ?? sent.endIndex
+    #expect(Array(sent[close...].dropFirst(2).prefix(2)) == [0x03, 0xF0], "a close frame with 1008")
+    #expect(pair.owner.metrics.closesByCode[1008] == 1)
 }
