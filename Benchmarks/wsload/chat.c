@@ -25,6 +25,8 @@ static char (*g_gid)[GID_MAX]; /* group index -> server group id */
 static char **g_token;         /* user index -> session token */
 static uint32_t *g_nrecv;      /* group -> receivers subscribed when traffic started */
 static int g_groups_made, g_users_made;
+/* when a signup the server refused as rate_limited ("busy checking passwords") is sent again, per user; 0: none */
+static uint64_t *g_signup_retry;
 static char g_email_tag[32];
 
 static inline char *put_str(char *p, const char *s) {
@@ -218,6 +220,12 @@ bad:
 }
 
 static void on_control_reply(conn_t *c, uint64_t id, bool ok, const uint8_t *p, size_t n) {
+    char code[64] = "";
+    if (!ok && id == SIGNUP_ID && json_field(p, n, "\"code\":\"", code, sizeof code) && !strcmp(code, "rate_limited")) {
+        /* the password workers' queue was full: a client tries again a second later */
+        g_signup_retry[c->user] = now_ns() + 1000000000ull;
+        return;
+    }
     if (!ok) {
         char msg[160] = "?";
         json_field(p, n, "\"message\":\"", msg, sizeof msg);
@@ -306,6 +314,13 @@ static void connect_phase(long from, long to, uint64_t deadline, bool (*done)(vo
         while (next < to && T->hs_pending < G.max_pending) start_connect(T, &g_conns[next++]);
         if (next >= to && T->hs_pending == 0 && done()) break;
         if (now >= deadline) { note_err(T, "set-up did not finish within the connect timeout"); break; }
+        for (long i = from; i < next && i < g_ncontrol; i++) {
+            conn_t *c = &g_conns[i];
+            if (g_signup_retry[c->user] && now >= g_signup_retry[c->user] && c->st == ST_OPEN) {
+                g_signup_retry[c->user] = 0;
+                control_signup(c);
+            }
+        }
         if (now - last_scan > 50000000ull) {
             last_scan = now;
             for (long i = from; i < next; i++) {
@@ -521,8 +536,9 @@ int chat_main(int argc, char **argv) {
     T->conns = calloc((size_t)g_nconns, sizeof(conn_t *));
     g_gid = calloc((size_t)G.groups, GID_MAX);
     g_token = calloc((size_t)G.users, sizeof(char *));
+    g_signup_retry = calloc((size_t)G.users, sizeof(uint64_t));
     g_nrecv = calloc((size_t)G.groups, sizeof(uint32_t));
-    if (!g_pad || !g_conns || !rxs || !T->conns || !g_gid || !g_token || !g_nrecv) die("out of memory");
+    if (!g_pad || !g_conns || !rxs || !T->conns || !g_gid || !g_token || !g_signup_retry || !g_nrecv) die("out of memory");
     memset(g_pad, 'x', (size_t)G.size + 1);
     for (long i = 0; i < g_nconns; i++) {
         conn_t *c = &g_conns[i];
