@@ -43,6 +43,7 @@ extension ChatService {
         })
         guard started else {
             reservedEmails.remove(email)
+            signupRate.refund(session.address)
             throw ChatError.hashingBusy
         }
     }

@@ -35,6 +35,14 @@ struct KeyedRateLimiter {
         return admitted
     }
 
+    /// Gives back the token `admit` took for `key`, for work the server then refused for reasons
+    /// of its own (its password workers busy), which the client is told to try again.
+    mutating func refund(_ key: String) {
+        guard var bucket = buckets[key] else { return }
+        bucket.tokens = min(burst, bucket.tokens + 1)
+        buckets[key] = bucket
+    }
+
     /// Seconds until `key` has a token again (0 when it has one now).
     func secondsUntilToken(_ key: String, now: UInt64) -> Int {
         guard let bucket = buckets[key] else { return 0 }

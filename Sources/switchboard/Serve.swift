@@ -34,6 +34,7 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         ProcessSignals.prepare()
+        ProcessMemory.prepare()
         let options = try ConfigurationLoader.load(
             file: config, environment: ProcessInfo.processInfo.environment, flags: flags)
         let logger = Serve.makeLogger(level: options.logLevel)

@@ -157,3 +157,16 @@ import Testing
     #expect(h.call(h.connect("b"), ["op": "signup", "email": "b@b.c", "password": "password1", "name": "B"]).code
             == "rate_limited")
 }
+
+@Test func aSignupRefusedWhileTheHashingWorkersAreBusyIsNotCounted() throws {
+    // The refusal says "try again in a second": a client that does must not find its allowance spent.
+    let h = try Harness { $0.signupsPerHour = 1 }
+    let client = h.connect("a")
+    h.transport.busy = true
+    for _ in 0..<3 {
+        #expect(h.call(client, ["op": "signup", "email": "a@b.c", "password": "password1", "name": "A"]).code
+                == "rate_limited")
+    }
+    h.transport.busy = false
+    #expect(h.call(client, ["op": "signup", "email": "a@b.c", "password": "password1", "name": "A"]).isOK)
+}

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <errno.h>
+#include <malloc.h>
 
 /// accept4 is declared only under _GNU_SOURCE, which Swift's Glibc module does not set.
 int CLinux_accept4(int fd, int flags);
