@@ -15,7 +15,6 @@ extension ChatService {
                    completion: @escaping (Bool) -> Void) {
         completions.append((ticket, completion))
         if let message { pendingMessages.append((ticket, message.group, message.message)) }
-        if store.needsCompaction { compact() }
     }
 
     /// Runs every completion whose ticket is at most `ticket`: the store has it on disk.
@@ -57,16 +56,49 @@ extension ChatService {
     /// Whether some changes still wait for the disk.
     public var hasPendingWrites: Bool { completionHead < completions.count }
 
-    /// Queues a compaction with an O(1) copy-on-write snapshot of the state; the store's
-    /// thread adds the messages that are appended but not yet durable and serializes it.
-    public func compact() {
-        let snapshot = state
-        let pending = pendingMessages[pendingMessageHead...].map { ($0.group, $0.message) }
-        let now = clock.seconds
-        store.compact(writingSnapshot: { out in
-            var full = snapshot
-            for (group, message) in pending { full.messages[group, default: MessageLog()].insert(message) }
-            full.writeTree(into: &out, now: now)
-        })
+    /// A checkpoint is on disk: changes up to its ticket no longer need memory, and each
+    /// group keeps only its newest `store.recentMessages` of the messages it stored.
+    /// Runs on the loop, told by the store's compactor thread through the loop's inbox.
+    public func checkpointed(_ report: CheckpointReport) {
+        for gid in Array(state.messages.keys) {
+            let lastStored = report.lastIDs[gid]
+            guard lastStored != nil || state.messages[gid]?.pinned.isEmpty == false
+                || state.messages[gid]?.detachedReceipts.isEmpty == false
+            else { continue }
+            state.messages[gid]?.checkpointed(through: report.ticket, lastStored: lastStored, keeping: store.recentMessages)
+        }
     }
+
+    /// Reads `query` on the store's reader thread; `completion` runs on the loop with the
+    /// messages (converted, receipts not yet on disk laid over them) or nil if the read failed.
+    func readStored(_ query: MessageQuery, completion: @escaping ([ChatMessage]?, Bool) -> Void) {
+        nextReadTag += 1
+        reads[nextReadTag] = (query, completion)
+        store.read(query, tag: nextReadTag)
+    }
+
+    /// The store's reader finished the read `tag`; runs its completion.
+    public func readFinished(tag: UInt64, _ result: Result<MessagePage, StoreError>) {
+        guard let (query, completion) = reads.removeValue(forKey: tag) else { return }
+        switch result {
+        case .success(let page):
+            let gid: String
+            switch query {
+            case .older(let group, _, _), .newer(let group, _, _, _), .one(let group, _): gid = group
+            }
+            let detached = state.messages[gid]?.detachedReceipts ?? [:]
+            let messages = page.records.compactMap { record -> ChatMessage? in
+                guard var message = ChatState.message(id: record.id, record.value, users: state.users) else { return nil }
+                if let receipts = detached[record.id]?.receivedBy { message.receivedBy.merge(receipts) { $1 } }
+                return message
+            }
+            completion(messages, page.more)
+        case .failure(let error):
+            logger.error("reading stored messages failed: \(error)")
+            completion(nil, false)
+        }
+    }
+
+    /// Whether some reads still wait for the store.
+    public var hasPendingReads: Bool { !reads.isEmpty }
 }

@@ -8,13 +8,39 @@ extension ChatService {
         let group = try memberGroup(gid, uid)
         let since = try request.string("since")
         let limit = try request.limit()
-        addSubscription(session, gid, uid)
-        let (page, more) = (state.messages[gid] ?? MessageLog()).page(after: since, before: nil, limit: limit)
-        let users = onlineUsers(in: gid)
-        reply(session, request) { writer in
-            writer.object("group") { group.write(into: &$0, id: gid, online: users) }
-            writer.objects("messages", page) { $1.write(into: &$0, group: gid) }
-            writer.bool("more", more)
+        page(gid, PageRequest(after: since, before: nil, limit: limit), session, request) { [self] page, more in
+            // Subscribed in the same loop turn as the page is taken, so the live events start
+            // exactly after the last message in the reply.
+            addSubscription(session, gid, uid)
+            let users = onlineUsers(in: gid)
+            reply(session, request) { writer in
+                writer.object("group") { group.write(into: &$0, id: gid, online: users) }
+                writer.objects("messages", page) { $1.write(into: &$0, group: gid) }
+                writer.bool("more", more)
+            }
+        }
+    }
+
+    /// Answers `pageRequest` for group `gid` through `answer`, from memory at once or after
+    /// reading older messages off the loop; a failed read answers `unavailable`.
+    func page(
+        _ gid: String, _ pageRequest: PageRequest, _ session: ChatSession<Client>, _ request: ChatRequest,
+        answer: @escaping ([ChatMessage], Bool) -> Void
+    ) {
+        let log = state.messages[gid] ?? MessageLog()
+        switch log.plan(pageRequest, group: gid) {
+        case .ready(let messages, let more):
+            answer(messages, more)
+        case .read(let query, let boundary, let evictions):
+            readStored(query) { [self] disk, diskMore in
+                guard let disk else { return fail(session, request.id, .storeFailed) }
+                let now = state.messages[gid] ?? MessageLog()
+                // A checkpoint dropped messages from memory meanwhile: what was read may not
+                // reach them any more, so plan again.
+                guard now.evictions == evictions else { return page(gid, pageRequest, session, request, answer: answer) }
+                let (messages, more) = now.combine(pageRequest, boundary: boundary, disk: disk, diskMore: diskMore)
+                answer(messages, more)
+            }
         }
     }
 
@@ -73,10 +99,11 @@ extension ChatService {
             throw ChatError(.badRequest, "give `before` or `after`, not both")
         }
         let limit = try request.limit()
-        let (page, more) = (state.messages[gid] ?? MessageLog()).page(after: after, before: before, limit: limit)
-        reply(session, request) { writer in
-            writer.objects("messages", page) { $1.write(into: &$0, group: gid) }
-            writer.bool("more", more)
+        page(gid, PageRequest(after: after, before: before, limit: limit), session, request) { [self] page, more in
+            reply(session, request) { writer in
+                writer.objects("messages", page) { $1.write(into: &$0, group: gid) }
+                writer.bool("more", more)
+            }
         }
     }
 
@@ -84,12 +111,37 @@ extension ChatService {
         let gid = try request.required("group")
         _ = try memberGroup(gid, uid)
         let mid = try request.required("message")
-        guard let index = state.messages[gid]?.index(of: mid) else {
-            throw ChatError(.notFound, "no such message in this group")
+        let log = state.messages[gid] ?? MessageLog()
+        if log.index(of: mid) != nil || log.olderOnDisk == 0 || log.messages.first.map({ mid >= $0.id }) == true {
+            try recordReceipt(gid, mid, session, request, uid)
+            return
         }
+        readStored(.one(group: gid, id: mid)) { [self] found, _ in
+            guard let found else { return fail(session, request.id, .storeFailed) }
+            guard !found.isEmpty else { return fail(session, request.id, ChatError(.notFound, "no such message in this group")) }
+            do throws(ChatError) {
+                try recordReceipt(gid, mid, session, request, uid, stored: true)
+            } catch {
+                fail(session, request.id, error)
+            }
+        }
+    }
+
+    /// Journals `receivedBy[uid]` of message `mid`, which is in memory or (`stored`) was just
+    /// found on disk, and answers once it is durable.
+    private func recordReceipt(
+        _ gid: String, _ mid: String, _ session: ChatSession<Client>, _ request: ChatRequest, _ uid: String, stored: Bool = false
+    ) throws(ChatError) {
+        let index = state.messages[gid]?.index(of: mid)
+        guard index != nil || stored else { throw ChatError(.notFound, "no such message in this group") }
         let now = clock.milliseconds()
-        state.messages[gid]?.setReceipt(at: index, user: uid, time: now)
-        commit([.set(path: ["Messages", gid, mid, "receivedBy", uid], value: .integer(now))]) { [self] succeeded in
+        let ticket = store.append([.set(path: ["Messages", gid, mid, "receivedBy", uid], value: .integer(now))])
+        if let index {
+            state.messages[gid]?.setReceipt(at: index, user: uid, time: now, ticket: ticket)
+        } else {
+            state.messages[gid]?.setDetachedReceipt(mid, user: uid, time: now, ticket: ticket)
+        }
+        committed(ticket) { [self] succeeded in
             guard succeeded else { return fail(session, request.id, .storeFailed) }
             reply(session, request)
             var event = JSONWriter(op: "receipt")

@@ -45,6 +45,9 @@ public final class ChatService<Transport: ChatTransport> {
     /// compaction snapshot must still include.
     var pendingMessages: [(ticket: UInt64, group: String, message: ChatMessage)] = []
     var pendingMessageHead = 0
+    /// Reads of stored messages waiting for the store's reader, by tag.
+    var reads: [UInt64: (query: MessageQuery, completion: ([ChatMessage]?, Bool) -> Void)] = [:]
+    var nextReadTag: UInt64 = 0
 
     public init(
         state: ChatState, store: Store, transport: Transport, secret: [UInt8],

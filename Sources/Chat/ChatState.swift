@@ -1,7 +1,7 @@
 /// Everything the chat service stores, as typed values: users, credentials, groups, messages.
 ///
-/// A value type so that compaction can take a snapshot in O(1) (copy-on-write) on the event loop
-/// and serialize it on the store's thread while the loop goes on changing its own copy. The
+/// Messages are each group's newest ones (`MessageLog`); older ones are read from the store.
+/// The
 /// indexes (`emails`, `invites`, `directs`) are derived on load and kept in step by the service;
 /// they are never persisted. Live state (who is online) is not here at all.
 public struct ChatState: Sendable, Equatable {
@@ -44,9 +44,9 @@ public struct ChatState: Sendable, Equatable {
         return (groups[gid]?.createdAt ?? 0, gid)
     }
 
-    /// Total stored messages (for the start-up log line).
+    /// Total stored messages, in memory and on disk (for the start-up log line and metrics).
     public var messageCount: Int {
-        messages.values.reduce(0) { $0 + $1.count }
+        messages.values.reduce(0) { $0 + $1.total }
     }
 
     /// Whether the session `sid` of `uid` was revoked.

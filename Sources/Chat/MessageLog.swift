@@ -1,13 +1,38 @@
-/// A group's messages in ascending id order (ids sort by creation), for binary-search paging.
+/// A group's messages in memory: the newest ones, in ascending id order (ids sort by
+/// creation), for binary-search paging.
+///
+/// Memory holds a suffix of the group's history: every message not yet in a checkpoint (those
+/// live only in the journal) and at least the newest `recentMessages` (configuration) of the
+/// rest. `olderOnDisk` counts the messages before `messages.first` that only the store's
+/// segments hold; pages that reach into them are read off the event loop
+/// (MessageLog+Paging.swift).
 public struct MessageLog: Sendable, Equatable {
     public private(set) var messages: [ChatMessage] = []
+    /// Stored messages older than every message in memory.
+    public internal(set) var olderOnDisk = 0
+    /// Messages in memory changed (a receipt) after they reached a segment, with the ticket of
+    /// the change: they stay in memory until a checkpoint holds that ticket.
+    var pinned: [String: UInt64] = [:]
+    /// Receipts on messages that are only on disk, with the ticket of the latest: laid over
+    /// what a read returns until a checkpoint holds that ticket.
+    var detachedReceipts: [String: (ticket: UInt64, receivedBy: [String: Int64])] = [:]
+    /// Counts evictions, so a read that started before one knows its memory part moved.
+    var evictions = 0
 
-    public init(_ messages: consuming [ChatMessage] = []) {
+    public init(_ messages: consuming [ChatMessage] = [], olderOnDisk: Int = 0) {
         self.messages = Self.sortedByID(messages)
+        self.olderOnDisk = olderOnDisk
     }
 
+    /// Messages in memory.
     public var count: Int { messages.count }
+    /// Messages stored in all: in memory and older ones on disk.
+    public var total: Int { messages.count + olderOnDisk }
     public var last: ChatMessage? { messages.last }
+
+    public static func == (lhs: MessageLog, rhs: MessageLog) -> Bool {
+        lhs.messages == rhs.messages && lhs.olderOnDisk == rhs.olderOnDisk
+    }
 
     /// Inserts `message` in order; new messages have the largest id, so this is an append.
     public mutating func insert(_ message: ChatMessage) {
@@ -51,23 +76,33 @@ public struct MessageLog: Sendable, Equatable {
         return low
     }
 
-    /// Sets `receivedBy[user]` of the message at `index`.
-    public mutating func setReceipt(at index: Int, user: String, time: Int64) {
+    /// Sets `receivedBy[user]` of the message at `index`, a change journaled with `ticket`.
+    public mutating func setReceipt(at index: Int, user: String, time: Int64, ticket: UInt64) {
         messages[index].receivedBy[user] = time
+        pinned[messages[index].id] = ticket
     }
 
-    /// A page: up to `limit` messages, ascending, and whether more lie beyond it.
-    ///
-    /// With `after`, the first `limit` after that id (more = later ones remain); with `before`,
-    /// the last `limit` before it (more = earlier ones remain); with neither, the latest `limit`.
-    public func page(after: String?, before: String?, limit: Int) -> (ArraySlice<ChatMessage>, more: Bool) {
-        if let after {
-            let start = firstIndex(after: after)
-            let end = min(messages.count, start + limit)
-            return (messages[start..<end], end < messages.count)
-        }
-        let end = before.map { firstIndex(notBefore: $0) } ?? messages.count
-        let start = max(0, end - limit)
-        return (messages[start..<end], start > 0)
+    /// Records a receipt on message `id`, which is only on disk, journaled with `ticket`.
+    mutating func setDetachedReceipt(_ id: String, user: String, time: Int64, ticket: UInt64) {
+        var receipts = detachedReceipts[id]?.receivedBy ?? [:]
+        receipts[user] = time
+        detachedReceipts[id] = (ticket, receipts)
     }
+
+    /// After a checkpoint holding every change up to `ticket` and this group's messages up to
+    /// `lastStored` (nil: none of them): forgets changes that are now on disk and drops the
+    /// oldest messages that are stored, beyond the newest `keeping`.
+    mutating func checkpointed(through ticket: UInt64, lastStored: String?, keeping: Int) {
+        pinned = pinned.filter { $0.value > ticket }
+        detachedReceipts = detachedReceipts.filter { $0.value.ticket > ticket }
+        guard let lastStored else { return }
+        let stored = firstIndex(after: lastStored)
+        var drop = min(stored, messages.count - keeping)
+        if let firstPinned = messages[..<max(0, drop)].firstIndex(where: { pinned[$0.id] != nil }) { drop = firstPinned }
+        guard drop > 0 else { return }
+        messages.removeFirst(drop)
+        olderOnDisk += drop
+        evictions += 1
+    }
+
 }

@@ -16,9 +16,10 @@ extension Server {
         let durability = Durability(rawValue: configuration.durability) ?? .fsync
         let opened = try Store.open(
             directory: configuration.dataDirectory, durability: durability,
-            compactAfterBytes: configuration.compactAfterBytes, logger: logger)
+            compactAfterBytes: configuration.compactAfterBytes, segmentBytes: configuration.segmentBytes,
+            recentMessages: configuration.recentMessages, logger: logger)
         let store = opened.store
-        let state = ChatState(tree: opened.tree)
+        let state = ChatState(tree: opened.tree, storedCounts: store.storedMessageCounts)
         let secret: [UInt8]
         if let configured = configuration.authSecret, !configured.isEmpty {
             secret = Array(configured.utf8)
@@ -44,6 +45,8 @@ extension Server {
         let loop = self.loop
         store.onDurable = { ticket in loop.execute { bound.value.durable(through: ticket) } }
         store.onFailure = { ticket, _ in loop.execute { bound.value.failed(through: ticket) } }
+        store.onCheckpoint = { report in loop.execute { bound.value.checkpointed(report) } }
+        store.onRead = { tag, result in loop.execute { bound.value.readFinished(tag: tag, result) } }
         self.store = store
         self.chat = endpoint
         logger.info("chat state loaded: \(state.users.count) users, \(state.groups.count) groups, \(state.messageCount) messages")

@@ -11,7 +11,7 @@ import Testing
     h.service.received(ada.client, text: request.serialized)
     // The second message is appended but its completion has not run: it is not in the state.
     #expect(h.service.state.messages[gid.stringValue ?? ""]?.count == 1)
-    h.service.compact()
+    h.store.compact()
     h.settle()
     try h.restart()
     let texts = h.service.state.messages[gid.stringValue ?? ""]?.messages.map(\.text)
@@ -28,4 +28,75 @@ import Testing
     let reply = h.transport.take(ada.client).first
     #expect(reply?.code == "unavailable")
     #expect(h.service.state.messages[gid.stringValue ?? ""]?.count ?? 0 == 0)
+}
+
+/// Sends `count` messages numbered from `from` to group `gid` as `client`.
+private func send(_ h: Harness, _ client: FakeClient, _ gid: String, _ range: Range<Int>) {
+    for number in range {
+        h.advance(1)
+        h.call(client, ["op": "send", "group": .string(gid), "text": .string("n\(number)")])
+    }
+}
+
+/// Every message of the group, oldest first, paging back with `before` `limit` at a time.
+private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limit: Int) -> [String] {
+    var page = h.call(client, ["op": "history", "group": .string(gid), "limit": .integer(Int64(limit))])
+    var texts = page["messages"]?.arrayValue?.compactMap { $0["text"]?.stringValue } ?? []
+    while page["more"] == true, let oldest = page["messages"]?[0]?["id"] {
+        page = h.call(client, ["op": "history", "group": .string(gid), "before": oldest, "limit": .integer(Int64(limit))])
+        texts = (page["messages"]?.arrayValue?.compactMap { $0["text"]?.stringValue } ?? []) + texts
+    }
+    return texts
+}
+
+@Test func aCheckpointDropsStoredMessagesFromMemoryAndPagesReadThemBack() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let gid = h.group("Team", owner: ada.client)
+    send(h, ada.client, gid, 0..<20)
+    h.checkpoint()
+    let log = try #require(h.service.state.messages[gid])
+    #expect(log.count == Harness.recentMessages)
+    #expect(log.olderOnDisk == 20 - Harness.recentMessages)
+    send(h, ada.client, gid, 20..<25)
+    #expect(fullHistory(h, ada.client, gid, limit: 4) == (0..<25).map { "n\($0)" })
+    #expect(fullHistory(h, ada.client, gid, limit: 200) == (0..<25).map { "n\($0)" })
+}
+
+@Test func historyAfterAnOldIdAndSubscribeSinceReadTheDisk() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let gid = h.group("Team", owner: ada.client)
+    send(h, ada.client, gid, 0..<12)
+    try h.restart()
+    let again = h.connect("ada-again", token: ada.token)
+    let first = h.call(again, ["op": "history", "group": .string(gid), "before": "zzzzzzzz", "limit": 12])
+    let ids = first["messages"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+    #expect(ids.count == 12)
+    let after = h.call(again, ["op": "history", "group": .string(gid), "after": .string(ids[2]), "limit": 4])
+    #expect(after["messages"]?.arrayValue?.compactMap { $0["text"]?.stringValue } == ["n3", "n4", "n5", "n6"])
+    #expect(after["more"] == true)
+    let subscribed = h.call(again, ["op": "subscribe", "group": .string(gid), "since": .string(ids[7])])
+    #expect(subscribed["messages"]?.arrayValue?.compactMap { $0["text"]?.stringValue } == ["n8", "n9", "n10", "n11"])
+    #expect(subscribed["more"] == false)
+}
+
+@Test func aReceiptOnAMessageOnlyOnDiskIsStoredAndShown() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let gid = h.group("Team", owner: ada.client)
+    send(h, ada.client, gid, 0..<10)
+    let oldest = h.call(ada.client, ["op": "history", "group": .string(gid), "limit": 10])["messages"]?[0]?["id"] ?? .null
+    h.checkpoint()
+    #expect(h.service.state.messages[gid]?.index(of: oldest.stringValue ?? "") == nil, "the oldest message left memory")
+    #expect(h.call(ada.client, ["op": "receipt", "group": .string(gid), "message": oldest]).isOK)
+    #expect(h.call(ada.client, ["op": "receipt", "group": .string(gid), "message": "-nope"]).code == "not_found")
+    let shown = h.call(ada.client, ["op": "history", "group": .string(gid), "limit": 10])["messages"]?[0]
+    #expect(shown?["receivedBy"]?[ada.id] != nil)
+    h.checkpoint()
+    try h.restart()
+    let again = h.connect("ada-again", token: ada.token)
+    let reloaded = h.call(again, ["op": "history", "group": .string(gid), "limit": 10])["messages"]?[0]
+    #expect(reloaded?["id"] == oldest)
+    #expect(reloaded?["receivedBy"]?[ada.id] != nil)
 }

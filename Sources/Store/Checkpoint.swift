@@ -1,0 +1,291 @@
+import Glibc
+import JSON
+import Logging
+import Posix
+
+/// Brings the files of a data folder up to date with journaled mutations, and commits.
+///
+/// `apply` folds mutations into memory: the small documents (the tree without `Messages`) as a
+/// `JSONValue`, and per group the records written since the last commit. `commit` then writes
+/// what changed: new records appended to each group's open segment and its index (a new
+/// segment once the open one has reached `segmentBytes`), the changed documents replaced
+/// whole, and last the manifest, renamed over the old one. Until that rename the old manifest
+/// describes the folder, and bytes past its committed lengths are ignored and cut off at the
+/// next start; after it, the journals it covers are deleted. So a crash at any point leaves
+/// either the old checkpoint plus its journals or the new one.
+///
+/// Confined to one thread at a time: `Store.open` uses it, then the store's compactor thread.
+final class Checkpoint {
+    let layout: StoreLayout
+    let files: MessageFiles
+    let segmentBytes: Int
+    let logger: Logger
+    /// What the files hold as of the last commit (plus, during `commit`, the groups written).
+    private(set) var manifest: Manifest
+    /// The tree without `Messages`, always an object.
+    private(set) var documents: JSONValue
+    private var dirtyDocuments: Set<String> = []
+    private var pending: [String: PendingGroup] = [:]
+    /// Segment files of dropped groups, deleted once the manifest no longer names them.
+    private var staleFiles: [String] = []
+
+    /// One group's changes since the last commit.
+    struct PendingGroup {
+        /// Message id to its new value serialized, or nil for a deletion.
+        var records: [String: [UInt8]?] = [:]
+        /// The group was replaced or deleted: its stored segments no longer count.
+        var dropsStored = false
+        /// False after a deletion of the whole group with nothing written since.
+        var exists = true
+    }
+
+    init(layout: StoreLayout, files: MessageFiles, manifest: Manifest, documents: JSONValue, segmentBytes: Int, logger: Logger) {
+        self.layout = layout
+        self.files = files
+        self.manifest = manifest
+        self.documents = documents
+        self.segmentBytes = segmentBytes
+        self.logger = logger
+    }
+
+    var hasChanges: Bool { !pending.isEmpty || !dirtyDocuments.isEmpty }
+
+    // MARK: Applying
+
+    /// Folds one mutation in, with the tree semantics of `DocumentTree.apply`.
+    func apply(_ mutation: Mutation) throws(StoreError) {
+        let path = mutation.path
+        guard let first = path.first else { return try applyAtRoot(mutation) }
+        guard first == "Messages" else {
+            DocumentTree.apply(mutation, to: &documents)
+            dirtyDocuments.insert(first)
+            return
+        }
+        switch path.count {
+        case 1:
+            switch mutation {
+            case .set(_, let value):
+                dropAllGroups()
+                for (gid, group) in value.objectValue ?? [:] { try apply(.set(path: ["Messages", gid], value: group)) }
+            case .delete:
+                dropAllGroups()
+            case .merge(_, let children):
+                for (gid, group) in children { try apply(.set(path: ["Messages", gid], value: group)) }
+            }
+        case 2:
+            let gid = path[1]
+            switch mutation {
+            case .set(_, let value) where !value.isNull:
+                drop(gid, exists: true)
+                for (mid, message) in value.objectValue ?? [:] { try apply(.set(path: ["Messages", gid, mid], value: message)) }
+            case .set, .delete:
+                drop(gid, exists: false)
+            case .merge(_, let children):
+                pending[gid, default: PendingGroup()].exists = true
+                for (mid, message) in children { try apply(.set(path: ["Messages", gid, mid], value: message)) }
+            }
+        default:
+            let gid = path[1]
+            let mid = path[2]
+            var group = pending[gid] ?? PendingGroup()
+            group.exists = true
+            var wrapper: JSONValue = .object([:])
+            let replacesWhole: Bool
+            switch mutation {
+            case .set, .delete: replacesWhole = path.count == 3
+            case .merge: replacesWhole = false
+            }
+            if !replacesWhole {
+                let base: JSONValue?
+                if let known = group.records[mid] {
+                    base = try known.map { bytes throws(StoreError) in try Self.parse(bytes) }
+                } else if group.dropsStored {
+                    base = nil
+                } else {
+                    base = try files.record(gid, mid)
+                }
+                if let base { wrapper = .object(["v": base]) }
+            }
+            let relative: Mutation
+            switch mutation {
+            case .set(_, let value): relative = .set(path: ["v"] + path[3...], value: value)
+            case .merge(_, let value): relative = .merge(path: ["v"] + path[3...], value: value)
+            case .delete: relative = .delete(path: ["v"] + path[3...])
+            }
+            DocumentTree.apply(relative, to: &wrapper)
+            // `updateValue`, because assigning nil through the subscript would remove the key
+            // instead of recording the deletion.
+            group.records.updateValue(wrapper["v"].map(\.serialized), forKey: mid)
+            pending[gid] = group
+        }
+    }
+
+    private func applyAtRoot(_ mutation: Mutation) throws(StoreError) {
+        switch mutation {
+        case .set(_, let value):
+            var members = value.objectValue ?? [:]
+            let messages = members.removeValue(forKey: "Messages")
+            replaceDocuments(with: members)
+            try apply(.set(path: ["Messages"], value: messages ?? .object([:])))
+        case .delete:
+            replaceDocuments(with: [:])
+            dropAllGroups()
+        case .merge(_, let children):
+            for (key, value) in children { try apply(.set(path: [key], value: value)) }
+        }
+    }
+
+    private func replaceDocuments(with members: [String: JSONValue]) {
+        dirtyDocuments.formUnion(documents.objectValue?.keys ?? [:].keys)
+        dirtyDocuments.formUnion(members.keys)
+        documents = .object(members)
+    }
+
+    private func drop(_ gid: String, exists: Bool) {
+        pending[gid] = PendingGroup(records: [:], dropsStored: true, exists: exists)
+    }
+
+    private func dropAllGroups() {
+        for gid in Set(manifest.groups.keys).union(pending.keys) { drop(gid, exists: false) }
+    }
+
+    private static func parse(_ bytes: [UInt8]) throws(StoreError) -> JSONValue {
+        do {
+            return try JSONValue.parse(bytes, limits: .trustedFile)
+        } catch {
+            preconditionFailure("a value this checkpoint serialized does not parse: \(error)")
+        }
+    }
+
+    // MARK: Committing
+
+    /// What a commit changed, for the chat service's memory.
+    struct Outcome {
+        /// Per written group, its highest in-order id now on disk (nil: none).
+        var lastIDs: [String: String?]
+        var appendedBytes: Int
+    }
+
+    /// Writes every change and the manifest for journal `generation`; see the type's comment
+    /// for the order. On failure nothing the old manifest describes has changed.
+    func commit(generation: Int) throws(StoreError) -> Outcome {
+        var outcome = Outcome(lastIDs: [:], appendedBytes: 0)
+        for gid in pending.keys.sorted() {
+            outcome.appendedBytes += try flush(gid)
+            outcome.lastIDs[gid] = manifest.groups[gid]?.lastID
+        }
+        pending.removeAll()
+        try writeDocuments()
+        manifest.generation = generation
+        try io(FileSystem.writeFile(manifest.serialized, to: layout.temporaryManifest, mode: 0o600))
+        try io(FileSystem.rename(layout.temporaryManifest, to: layout.manifest))
+        try io(FileSystem.syncDirectory(layout.directory))
+        for path in staleFiles { _ = try? FileSystem.removeIfExists(path) }
+        staleFiles.removeAll()
+        files.replace(manifest.groups)
+        return outcome
+    }
+
+    /// Appends one group's pending records to its files and records the result in `manifest`
+    /// (in memory only: the manifest on disk changes at `commit`). Returns the bytes appended.
+    @discardableResult
+    func flush(_ gid: String) throws(StoreError) -> Int {
+        guard let group = pending.removeValue(forKey: gid) else { return 0 }
+        let stored = manifest.groups[gid] ?? GroupCatalog()
+        var catalog = stored
+        var nextSequence = stored.nextSequence
+        if group.dropsStored {
+            for segment in stored.segments {
+                staleFiles.append(layout.segment(gid, segment.sequence))
+                staleFiles.append(layout.index(gid, segment.sequence))
+            }
+            catalog = GroupCatalog()
+        }
+        guard group.exists else {
+            manifest.groups[gid] = nil
+            return 0
+        }
+        var writes = SegmentWrites()
+        for (mid, value) in group.records.sorted(by: { $0.key < $1.key }) {
+            if value == nil && group.dropsStored && catalog.relocated[mid] == nil { continue }
+            let inOrder = value != nil && (catalog.lastID.map { mid > $0 } ?? true)
+            if catalog.segments.isEmpty || (inOrder && catalog.segments[catalog.segments.count - 1].bytes >= segmentBytes) {
+                catalog.segments.append(SegmentSummary(sequence: nextSequence, bytes: 0, indexBytes: 0, records: 0, first: "", last: ""))
+                writes.created.insert(nextSequence)
+                nextSequence += 1
+            }
+            let open = catalog.segments.count - 1
+            let sequence = catalog.segments[open].sequence
+            let offset = catalog.segments[open].bytes
+            let length = SegmentFormat.appendRecord(id: mid, value: value ?? nil, moved: !inOrder, to: &writes.segment[sequence, default: []])
+            catalog.segments[open].bytes += length + 1
+            if inOrder {
+                let before = writes.index[sequence]?.count ?? 0
+                SegmentFormat.appendIndexLine(.init(id: mid, offset: offset, length: length), to: &writes.index[sequence, default: []])
+                catalog.segments[open].indexBytes += (writes.index[sequence]?.count ?? 0) - before
+                if catalog.segments[open].records == 0 { catalog.segments[open].first = mid }
+                catalog.segments[open].last = mid
+                catalog.segments[open].records += 1
+                catalog.relocated[mid] = nil
+            } else {
+                catalog.relocated[mid] = RecordLocation(sequence: sequence, offset: offset, length: length)
+            }
+        }
+        let appended = try writes.write(gid, layout: layout, stored: stored, dropsStored: group.dropsStored)
+        manifest.groups[gid] = catalog
+        return appended
+    }
+
+    private func writeDocuments() throws(StoreError) {
+        guard !dirtyDocuments.isEmpty else { return }
+        try io(FileSystem.makeDirectories(layout.documents))
+        let members = documents.objectValue ?? [:]
+        for key in dirtyDocuments.sorted() {
+            let path = layout.document(key)
+            if let value = members[key] {
+                try io(FileSystem.writeFile(value.serialized + [0x0A], to: path + ".tmp", mode: 0o600))
+                try io(FileSystem.rename(path + ".tmp", to: path))
+            } else {
+                try io(FileSystem.removeIfExists(path))
+            }
+        }
+        try io(FileSystem.syncDirectory(layout.documents))
+        manifest.documents = members.keys.sorted()
+        dirtyDocuments.removeAll()
+    }
+}
+
+/// The bytes one group's flush appends, per segment number, and how they reach the disk.
+private struct SegmentWrites {
+    var segment: [Int: [UInt8]] = [:]
+    var index: [Int: [UInt8]] = [:]
+    /// Segments this flush starts (their files may be left over from a crash: truncated).
+    var created: Set<Int> = []
+
+    /// Appends at each file's committed length (cutting off what a crashed checkpoint left
+    /// there), fdatasyncs, and fsyncs the folder when a file was created.
+    func write(_ gid: String, layout: StoreLayout, stored: GroupCatalog, dropsStored: Bool) throws(StoreError) -> Int {
+        guard !segment.isEmpty else { return 0 }
+        let folder = layout.group(gid)
+        let folderIsNew = !FileSystem.exists(folder)
+        if folderIsNew { try io(FileSystem.makeDirectories(folder)) }
+        var appended = 0
+        for (sequence, bytes) in segment.sorted(by: { $0.key < $1.key }) {
+            let summary = created.contains(sequence) ? nil : stored.segments.first { $0.sequence == sequence }
+            try append(bytes, to: layout.segment(gid, sequence), at: summary?.bytes ?? 0)
+            try append(index[sequence] ?? [], to: layout.index(gid, sequence), at: summary?.indexBytes ?? 0)
+            appended += bytes.count
+        }
+        if !created.isEmpty || folderIsNew { try io(FileSystem.syncDirectory(folder)) }
+        if folderIsNew { try io(FileSystem.syncDirectory(layout.messages)) }
+        return appended
+    }
+
+    private func append(_ bytes: [UInt8], to path: String, at offset: Int) throws(StoreError) {
+        let fd = try io(FileSystem.open(path, flags: O_WRONLY | O_CREAT, mode: 0o600))
+        defer { FileSystem.close(fd) }
+        try io(FileSystem.truncate(fd, to: offset, path: path))
+        try io(FileSystem.write(fd, bytes, at: offset, path: path))
+        try io(FileSystem.fdatasync(fd, path: path))
+    }
+}

@@ -1,0 +1,108 @@
+import JSON
+
+/// The two line formats of a group's folder.
+///
+/// A segment line is one record: `{"id":"<mid>","value":{...}}`, the message's tree value with
+/// sorted keys, or `"value":null` for a deleted message. A record that is not in the segment's
+/// id order (see `GroupCatalog.relocated`) says so: `{"id":"<mid>","moved":true,"value":...}`. An index line is
+/// `<offset> <length> "<mid>"`: where the record starts in the segment, its length without the
+/// newline, and its id as a JSON string; index lines are in id order, so a reader finds a page
+/// by binary search and reads it with one `pread`.
+enum SegmentFormat {
+    /// One entry of a segment's index.
+    struct IndexEntry: Sendable, Equatable {
+        var id: String
+        var offset: Int
+        var length: Int
+    }
+
+    /// Appends a record line (newline included) and returns its length without the newline.
+    @discardableResult
+    static func appendRecord(id: String, value: [UInt8]?, moved: Bool = false, to out: inout [UInt8]) -> Int {
+        let start = out.count
+        out.append(contentsOf: recordPrefix)
+        JSONEncoding.appendEscapedString(id, to: &out)
+        if moved { out.append(contentsOf: movedKey) }
+        out.append(contentsOf: valueKey)
+        if let value { out.append(contentsOf: value) } else { out.append(contentsOf: nullValue) }
+        out.append(UInt8(ascii: "}"))
+        let length = out.count - start
+        out.append(0x0A)
+        return length
+    }
+
+    static func appendIndexLine(_ entry: IndexEntry, to out: inout [UInt8]) {
+        out.append(contentsOf: "\(entry.offset) \(entry.length) ".utf8)
+        JSONEncoding.appendEscapedString(entry.id, to: &out)
+        out.append(0x0A)
+    }
+
+    /// A parsed record line.
+    struct Record {
+        var id: String
+        /// Nil for a deleted message.
+        var value: JSONValue?
+        var moved: Bool
+    }
+
+    /// A record line's id and value (nil for a deletion); the error is a phrase.
+    static func parseRecord(_ line: UnsafeRawBufferPointer) throws(Mutation.DecodingError) -> Record {
+        let parsed: JSONValue
+        do {
+            parsed = try JSONValue.parse(line, limits: .trustedFile)
+        } catch {
+            throw .init(reason: "\(error)")
+        }
+        guard let id = parsed["id"]?.stringValue, let value = parsed["value"] else {
+            throw .init(reason: "a record needs \"id\" and \"value\"")
+        }
+        return Record(id: id, value: value.isNull ? JSONValue?.none : value, moved: parsed["moved"] == .bool(true))
+    }
+
+    /// Every entry of an index file's bytes; the error names the 1-based line.
+    static func parseIndex(_ bytes: [UInt8]) throws(IndexError) -> [IndexEntry] {
+        var entries: [IndexEntry] = []
+        var lineStart = 0
+        var line = 0
+        while lineStart < bytes.count {
+            line += 1
+            guard let newline = bytes[lineStart...].firstIndex(of: 0x0A) else { throw IndexError(line: line) }
+            guard let entry = parseIndexLine(bytes[lineStart..<newline]) else { throw IndexError(line: line) }
+            entries.append(entry)
+            lineStart = newline + 1
+        }
+        return entries
+    }
+
+    struct IndexError: Error {
+        var line: Int
+    }
+
+    private static func parseIndexLine(_ line: ArraySlice<UInt8>) -> IndexEntry? {
+        var position = line.startIndex
+        func number() -> Int? {
+            var value = 0
+            let start = position
+            while position < line.endIndex, line[position] >= 0x30, line[position] <= 0x39 {
+                value = value * 10 + Int(line[position] - 0x30)
+                position += 1
+            }
+            guard position > start, position < line.endIndex, line[position] == 0x20 else { return nil }
+            position += 1
+            return value
+        }
+        guard let offset = number(), let length = number() else { return nil }
+        let quoted = line[position...]
+        // Push ids need no escapes: take the bytes between the quotes without a parser.
+        if quoted.count >= 2, quoted.first == 0x22, quoted.last == 0x22, !quoted.contains(0x5C) {
+            return IndexEntry(id: String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self), offset: offset, length: length)
+        }
+        guard let id = (try? JSONValue.parse(Array(quoted), limits: .trustedFile))?.stringValue else { return nil }
+        return IndexEntry(id: id, offset: offset, length: length)
+    }
+
+    private static let recordPrefix: [UInt8] = Array(#"{"id":"#.utf8)
+    private static let movedKey: [UInt8] = Array(#","moved":true"#.utf8)
+    private static let valueKey: [UInt8] = Array(#","value":"#.utf8)
+    private static let nullValue: [UInt8] = Array("null".utf8)
+}
