@@ -138,11 +138,13 @@ extension Store {
         return (lines, generation)
     }
 
-    /// Removes what a crash left behind: temporary files, journals the manifest covers, and
+    /// Removes what a crash left behind: temporary files, a first-layout snapshot the migration
+    /// had converted, journals the manifest covers, and
     /// segment files and group folders it does not name. Bytes past a segment's committed
     /// length stay until the next append cuts them off; nothing reads them.
     private static func removeLeftovers(_ layout: StoreLayout, _ manifest: Manifest) throws(StoreError) {
         try io(FileSystem.removeIfExists(layout.temporaryManifest))
+        try io(FileSystem.removeIfExists(layout.legacySnapshot))
         try io(FileSystem.removeIfExists(layout.legacyTemporarySnapshot))
         for name in try io(FileSystem.list(layout.directory)) {
             if let generation = StoreLayout.rotatedGeneration(name), generation <= manifest.generation {

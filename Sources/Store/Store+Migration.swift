@@ -63,15 +63,19 @@ extension Store {
             for mutation in mutations { try checkpoint.apply(mutation) }
             try checkpoint.flush(gid)
         }
-        let outcome = try checkpoint.commit(generation: 0)
-        try io(FileSystem.removeIfExists(layout.legacySnapshot))
+        _ = try checkpoint.commit(generation: 0)
+        // The journal first: a crash before its removal replays it over the new files, which
+        // changes nothing (mutations are idempotent); a leftover tree.json is simply removed.
         try io(FileSystem.removeIfExists(layout.journal))
+        try io(FileSystem.removeIfExists(layout.legacySnapshot))
         try io(FileSystem.removeIfExists(layout.legacyTemporarySnapshot))
         try io(FileSystem.syncDirectory(layout.directory))
-        let seconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e9
-        let messages = checkpoint.manifest.groups.values.reduce(0) { $0 + $1.recordCount }
+        let milliseconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e6
+        let groups = checkpoint.manifest.groups.values
+        let messages = groups.reduce(0) { $0 + $1.recordCount }
+        let bytes = groups.reduce(0) { total, group in total + group.segments.reduce(0) { $0 + $1.bytes + $1.indexBytes } }
         logger.notice(
-            "converted \(layout.directory): \(checkpoint.manifest.groups.count) groups, \(messages) messages, \(outcome.appendedBytes + 0) bytes of segments in \(Int(seconds * 10) / 10) s"
+            "converted \(layout.directory): \(groups.count) groups, \(messages) messages, \(bytes) bytes of segments and indexes in \(Int(milliseconds)) ms"
         )
     }
 
