@@ -246,7 +246,7 @@ final class Checkpoint {
                 try io(FileSystem.writeFile(value.serialized + [0x0A], to: path + ".tmp", mode: 0o600))
                 try io(FileSystem.rename(path + ".tmp", to: path))
             } else {
-                try io(FileSystem.removeIfExists(path))
+                _ = try io(FileSystem.removeIfExists(path))
             }
         }
         try io(FileSystem.syncDirectory(layout.documents))

@@ -33,7 +33,7 @@ extension Store {
                 logger.warning("ignored a torn last line of \(replay.tornBytes) bytes in \(path)")
             }
             outcome = try checkpoint.commit(generation: generation)
-            try io(FileSystem.removeIfExists(path))
+            _ = try io(FileSystem.removeIfExists(path))
         } catch {
             logger.error("checkpoint failed; \(path) stays for the next start, no further checkpoints run: \(error)")
             monitor.withLock { stats.failures += 1 }

@@ -133,7 +133,7 @@ extension Store {
         }
         _ = try checkpoint.commit(generation: generation)
         for old in names.compactMap(StoreLayout.rotatedGeneration) + [generation] where old <= generation {
-            try io(FileSystem.removeIfExists(layout.rotatedJournal(old)))
+            _ = try io(FileSystem.removeIfExists(layout.rotatedJournal(old)))
         }
         return (lines, generation)
     }
@@ -143,16 +143,16 @@ extension Store {
     /// segment files and group folders it does not name. Bytes past a segment's committed
     /// length stay until the next append cuts them off; nothing reads them.
     private static func removeLeftovers(_ layout: StoreLayout, _ manifest: Manifest) throws(StoreError) {
-        try io(FileSystem.removeIfExists(layout.temporaryManifest))
-        try io(FileSystem.removeIfExists(layout.legacySnapshot))
-        try io(FileSystem.removeIfExists(layout.legacyTemporarySnapshot))
+        _ = try io(FileSystem.removeIfExists(layout.temporaryManifest))
+        _ = try io(FileSystem.removeIfExists(layout.legacySnapshot))
+        _ = try io(FileSystem.removeIfExists(layout.legacyTemporarySnapshot))
         for name in try io(FileSystem.list(layout.directory)) {
             if let generation = StoreLayout.rotatedGeneration(name), generation <= manifest.generation {
-                try io(FileSystem.removeIfExists(layout.rotatedJournal(generation)))
+                _ = try io(FileSystem.removeIfExists(layout.rotatedJournal(generation)))
             }
         }
         for name in try io(FileSystem.list(layout.documents)) where name.hasSuffix(".tmp") {
-            try io(FileSystem.removeIfExists(layout.documents + "/" + name))
+            _ = try io(FileSystem.removeIfExists(layout.documents + "/" + name))
         }
         var known: [String: Set<String>] = [:]
         for (gid, catalog) in manifest.groups {
@@ -169,7 +169,7 @@ extension Store {
                 continue
             }
             for name in try io(FileSystem.list(layout.messages + "/" + folder)) where !names.contains(name) {
-                try io(FileSystem.removeIfExists(layout.messages + "/" + folder + "/" + name))
+                _ = try io(FileSystem.removeIfExists(layout.messages + "/" + folder + "/" + name))
             }
         }
     }

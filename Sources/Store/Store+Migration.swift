@@ -21,7 +21,7 @@ extension Store {
         logger.notice("converting \(layout.directory) from tree.json and journal.jsonl to segments (once)")
         try io(FileSystem.removeTree(layout.documents))
         try io(FileSystem.removeTree(layout.messages))
-        try io(FileSystem.removeIfExists(layout.temporaryManifest))
+        _ = try io(FileSystem.removeIfExists(layout.temporaryManifest))
         var journal: [Mutation] = []
         let replay = try replayJournal(path: layout.journal) { mutation throws(StoreError) in journal.append(mutation) }
         if replay.tornBytes > 0 {
@@ -66,9 +66,9 @@ extension Store {
         _ = try checkpoint.commit(generation: 0)
         // The journal first: a crash before its removal replays it over the new files, which
         // changes nothing (mutations are idempotent); a leftover tree.json is simply removed.
-        try io(FileSystem.removeIfExists(layout.journal))
-        try io(FileSystem.removeIfExists(layout.legacySnapshot))
-        try io(FileSystem.removeIfExists(layout.legacyTemporarySnapshot))
+        _ = try io(FileSystem.removeIfExists(layout.journal))
+        _ = try io(FileSystem.removeIfExists(layout.legacySnapshot))
+        _ = try io(FileSystem.removeIfExists(layout.legacyTemporarySnapshot))
         try io(FileSystem.syncDirectory(layout.directory))
         let milliseconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e6
         let groups = checkpoint.manifest.groups.values
