@@ -31,7 +31,7 @@ extension ChatService {
         while pendingMessageHead < pendingMessages.count, pendingMessages[pendingMessageHead].ticket <= ticket {
             let pending = pendingMessages[pendingMessageHead]
             pendingMessageHead += 1
-            if succeeded { state.messages[pending.group, default: MessageLog()].insert(pending.message) }
+            if succeeded { state.messages[pending.group, default: MessageLog()].insert(pending.message, ticket: pending.ticket) }
         }
         if pendingMessageHead == pendingMessages.count {
             pendingMessages.removeAll(keepingCapacity: true)

@@ -10,7 +10,9 @@ extension ChatService {
         let limit = try request.limit()
         page(gid, PageRequest(after: since, before: nil, limit: limit), session, request) { [self] page, more in
             // Subscribed in the same loop turn as the page is taken, so the live events start
-            // exactly after the last message in the reply.
+            // exactly after the last message in the reply; a connection that closed while the
+            // page was read subscribes to nothing.
+            guard session.isOpen else { return }
             addSubscription(session, gid, uid)
             let users = onlineUsers(in: gid)
             reply(session, request) { writer in

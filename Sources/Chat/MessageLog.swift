@@ -34,9 +34,13 @@ public struct MessageLog: Sendable, Equatable {
         lhs.messages == rhs.messages && lhs.olderOnDisk == rhs.olderOnDisk
     }
 
-    /// Inserts `message` in order; new messages have the largest id, so this is an append.
-    public mutating func insert(_ message: ChatMessage) {
+    /// Inserts `message`, journaled with `ticket`, in order; new messages have the largest id,
+    /// so this is an append. One that lands elsewhere (a clock that went back) may have an id
+    /// below what a checkpoint already stored, so it is pinned in memory until a checkpoint
+    /// holds its ticket.
+    public mutating func insert(_ message: ChatMessage, ticket: UInt64 = 0) {
         if let last = messages.last, last.id >= message.id {
+            pinned[message.id] = ticket
             let index = firstIndex(after: message.id)
             if index > 0 && messages[index - 1].id == message.id {
                 messages[index - 1] = message

@@ -2,9 +2,10 @@
 # Durable sends on /ws: acked sends/s and ack latency with fsync on, 8 and 64 senders.
 #
 # Usage: scripts/bench/chat-durable.sh [SENDERS...]   (default: 8 64)
-# Environment: RUNS (3), DURATION (10), WARMUP (2), WINDOW (1), DURABILITY (fsync), and those of
-# chat-common.sh (BIN, DATA_ROOT=/tmp, SERVER_CPU=1, LOAD_CPU=0).
-# Each run starts a fresh server on an empty data folder in DATA_ROOT, pinned to SERVER_CPU; the
+# Environment: RUNS (3), DURATION (10), WARMUP (2), WINDOW (1), DURABILITY (fsync), STORE (none),
+# and those of chat-common.sh (BIN, DATA_ROOT=/tmp, SERVER_CPU=1, LOAD_CPU=0).
+# Each run starts a fresh server on an empty data folder in DATA_ROOT (a copy of STORE when set,
+# e.g. a folder of make-store.py that a server has converted), pinned to SERVER_CPU; the
 # load (Benchmarks/chatload durable) runs on LOAD_CPU. Prints each run's JSON line, then the
 # medians per sender count.
 source "$(dirname "$0")/chat-common.sh"
@@ -17,6 +18,7 @@ for n in "${SENDERS[@]}"; do
     for run in $(seq 1 "$RUNS"); do
         dir="$DATA_ROOT/chat-durable-$$-$n-$run"
         rm -rf "$dir"
+        if [ -n "${STORE:-}" ]; then cp -r "$STORE" "$dir"; rm -f "$dir/lock"; fi
         start_server "$dir" --durability "$DURABILITY"
         with_server_cpu timeout 120 taskset -c "$LOAD_CPU" "$CHATLOAD" durable --url "ws://127.0.0.1:$SERVER_PORT/ws" --conns "$n" \
             --window "$WINDOW" --duration "$DURATION" --warmup "$WARMUP" -q | tee -a "$OUT/durable-$n.jsonl"
