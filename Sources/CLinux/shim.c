@@ -5,3 +5,7 @@
 int CLinux_accept4(int fd, int flags) {
     return accept4(fd, NULL, NULL, flags);
 }
+
+int CLinux_syncfs(int fd) {
+    return syncfs(fd);
+}

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Positioned reads and writes, sizes and folder listings: what segment files need, whose
@@ -82,5 +83,15 @@ extension FileSystem {
         } else {
             try removeIfExists(path)
         }
+    }
+}
+
+extension FileSystem {
+    /// Flushes every file of the file system that holds `path` (`syncfs`): one call instead of
+    /// an fsync for each of thousands of files written together.
+    public static func syncFileSystem(_ path: String) throws(FileError) {
+        let fd = try open(path, flags: O_RDONLY | O_DIRECTORY)
+        defer { close(fd) }
+        guard CLinux_syncfs(fd) == 0 else { throw FileError(path: path, operation: "syncfs", errno: errno) }
     }
 }

@@ -28,6 +28,19 @@ final class Checkpoint {
     private var pending: [String: PendingGroup] = [:]
     /// Segment files of dropped groups, deleted once the manifest no longer names them.
     private var staleFiles: [String] = []
+    /// Files and folders written since the last commit and not yet flushed.
+    private var unsynced = Unsynced()
+
+    /// What `commit` must flush before the manifest may name it.
+    struct Unsynced {
+        var files: [String] = []
+        var folders: Set<String> = []
+    }
+
+    /// Beyond this many files a commit flushes the whole file system with one `syncfs`
+    /// instead of one fsync per file: the migration and a checkpoint touching every group
+    /// write thousands.
+    static let filesToSyncOneByOne = 64
 
     /// One group's changes since the last commit.
     struct PendingGroup {
@@ -175,6 +188,7 @@ final class Checkpoint {
             outcome.lastIDs[gid] = manifest.groups[gid]?.lastID
         }
         pending.removeAll()
+        try syncWrittenFiles()
         try writeDocuments()
         manifest.generation = generation
         try io(FileSystem.writeFile(manifest.serialized, to: layout.temporaryManifest, mode: 0o600))
@@ -231,9 +245,26 @@ final class Checkpoint {
                 catalog.relocated[mid] = RecordLocation(sequence: sequence, offset: offset, length: length)
             }
         }
-        let appended = try writes.write(gid, layout: layout, stored: stored, dropsStored: group.dropsStored)
+        let appended = try writes.write(gid, layout: layout, stored: stored, into: &unsynced)
         manifest.groups[gid] = catalog
         return appended
+    }
+
+    /// Makes the segments and folders written since the last commit durable.
+    private func syncWrittenFiles() throws(StoreError) {
+        defer { unsynced = Unsynced() }
+        if unsynced.files.count + unsynced.folders.count > Self.filesToSyncOneByOne {
+            return try io(FileSystem.syncFileSystem(layout.directory))
+        }
+        for path in unsynced.files {
+            let fd = try io(FileSystem.open(path, flags: O_WRONLY))
+            defer { FileSystem.close(fd) }
+            try io(FileSystem.fdatasync(fd, path: path))
+        }
+        // Deepest first, so a new group folder's entries are durable before its own entry.
+        for folder in unsynced.folders.sorted(by: { $0.count > $1.count }) {
+            try io(FileSystem.syncDirectory(folder))
+        }
     }
 
     private func writeDocuments() throws(StoreError) {
@@ -263,8 +294,8 @@ private struct SegmentWrites {
     var created: Set<Int> = []
 
     /// Appends at each file's committed length (cutting off what a crashed checkpoint left
-    /// there), fdatasyncs, and fsyncs the folder when a file was created.
-    func write(_ gid: String, layout: StoreLayout, stored: GroupCatalog, dropsStored: Bool) throws(StoreError) -> Int {
+    /// there) and notes the files, and the folders that got new files, for `commit` to flush.
+    func write(_ gid: String, layout: StoreLayout, stored: GroupCatalog, into unsynced: inout Checkpoint.Unsynced) throws(StoreError) -> Int {
         guard !segment.isEmpty else { return 0 }
         let folder = layout.group(gid)
         let folderIsNew = !FileSystem.exists(folder)
@@ -274,10 +305,11 @@ private struct SegmentWrites {
             let summary = created.contains(sequence) ? nil : stored.segments.first { $0.sequence == sequence }
             try append(bytes, to: layout.segment(gid, sequence), at: summary?.bytes ?? 0)
             try append(index[sequence] ?? [], to: layout.index(gid, sequence), at: summary?.indexBytes ?? 0)
+            unsynced.files += [layout.segment(gid, sequence), layout.index(gid, sequence)]
             appended += bytes.count
         }
-        if !created.isEmpty || folderIsNew { try io(FileSystem.syncDirectory(folder)) }
-        if folderIsNew { try io(FileSystem.syncDirectory(layout.messages)) }
+        if !created.isEmpty || folderIsNew { unsynced.folders.insert(folder) }
+        if folderIsNew { unsynced.folders.insert(layout.messages) }
         return appended
     }
 
@@ -286,6 +318,5 @@ private struct SegmentWrites {
         defer { FileSystem.close(fd) }
         try io(FileSystem.truncate(fd, to: offset, path: path))
         try io(FileSystem.write(fd, bytes, at: offset, path: path))
-        try io(FileSystem.fdatasync(fd, path: path))
     }
 }

@@ -21,4 +21,7 @@
 /// accept4 is declared only under _GNU_SOURCE, which Swift's Glibc module does not set.
 int CLinux_accept4(int fd, int flags);
 
+/// syncfs likewise.
+int CLinux_syncfs(int fd);
+
 #endif
