@@ -100,7 +100,9 @@ final class Checkpoint {
         default:
             let gid = path[1]
             let mid = path[2]
-            var group = pending[gid] ?? PendingGroup()
+            // Taken out of the dictionary so its records are uniquely referenced and change in
+            // place: a copy per mutation would make a checkpoint quadratic in a group's messages.
+            var group = pending.removeValue(forKey: gid) ?? PendingGroup()
             group.exists = true
             var wrapper: JSONValue = .object([:])
             let replacesWhole: Bool
