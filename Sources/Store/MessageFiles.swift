@@ -133,24 +133,27 @@ final class MessageFiles: @unchecked Sendable {
         for segment in catalog.segments.reversed() where segment.records > 0 && found.count < count {
             let path = layout.segment(gid, segment.sequence)
             let average = max(1, segment.bytes / max(1, segment.records))
-            var chunk = min(segment.bytes, max(4096, average * (count - found.count) * 2))
+            let need = count - found.count
+            var chunk = min(segment.bytes, average * need * 5 / 4 + 4096)
             while true {
                 let start = segment.bytes - chunk
                 let bytes = try readRange(path, offset: start, count: chunk)
-                var skip = 0
-                if start > 0 {
-                    // Begin after the first newline: the chunk may start inside a line.
-                    guard let newline = bytes.firstIndex(of: 0x0A) else { chunk = min(segment.bytes, chunk * 4); continue }
-                    skip = newline + 1
+                // Line ends first (cheap), then records parsed from the last one backwards,
+                // only as many as needed. A chunk that starts inside the file starts inside a
+                // line: that first piece is not a record.
+                var ends: [Int] = []
+                for (position, byte) in bytes.enumerated() where byte == 0x0A { ends.append(position) }
+                var newest: [(id: String, value: JSONValue?, location: RecordLocation)] = []
+                var line = ends.count - 1
+                while line >= (start > 0 ? 1 : 0) && newest.count < need {
+                    let lineStart = line > 0 ? ends[line - 1] + 1 : 0
+                    let location = RecordLocation(sequence: segment.sequence, offset: start + lineStart, length: ends[line] - lineStart)
+                    let record = try Self.parseLine(bytes, lineStart..<ends[line], path: path, offset: location.offset)
+                    if !record.moved { newest.append((record.id, record.value, location)) }
+                    line -= 1
                 }
-                var inOrder: [(id: String, value: JSONValue?, location: RecordLocation)] = []
-                try Self.eachRecord(Array(bytes[skip...]), base: start + skip, path: path) { location, record in
-                    if !record.moved {
-                        inOrder.append((record.id, record.value, RecordLocation(sequence: segment.sequence, offset: location.offset, length: location.length)))
-                    }
-                }
-                if inOrder.count >= count - found.count || start == 0 {
-                    found = Array(inOrder.suffix(count - found.count)) + found
+                if newest.count >= need || start == 0 {
+                    found = newest.reversed() + found
                     break
                 }
                 chunk = min(segment.bytes, chunk * 4)
@@ -220,6 +223,17 @@ final class MessageFiles: @unchecked Sendable {
             result.append((id, record.value))
         }
         return result
+    }
+
+    /// The record in `bytes[range]`, a line that starts at file offset `offset`.
+    static func parseLine(_ bytes: [UInt8], _ range: Range<Int>, path: String, offset: Int) throws(StoreError) -> SegmentFormat.Record {
+        let parsed: Result<SegmentFormat.Record, Mutation.DecodingError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(Mutation.DecodingError) in try SegmentFormat.parseRecord(UnsafeRawBufferPointer(rebasing: raw[range])) }
+        }
+        switch parsed {
+        case .success(let record): return record
+        case .failure(let error): throw .corruptSegment(file: path, offset: offset, reason: error.reason)
+        }
     }
 
     /// Calls `body` with each record line of `bytes` (which start at file offset `base`).
