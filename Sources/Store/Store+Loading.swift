@@ -60,6 +60,7 @@ extension Store {
             let store = Store(
                 layout: layout, durability: durability, compactAfterBytes: compactAfterBytes, recentMessages: recentMessages,
                 logger: logger, lockFD: lockFD, journalFD: journalFD, generation: generation, checkpoint: checkpoint)
+            checkpoint.paced = true
             try store.startThreads()
             let milliseconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e6
             logger.info(
