@@ -1,3 +1,4 @@
+import Dispatch
 import Store
 
 /// Group commit: changes go to the store, replies wait for `onDurable`.
@@ -60,13 +61,23 @@ extension ChatService {
     /// group keeps only its newest `store.recentMessages` of the messages it stored.
     /// Runs on the loop, told by the store's compactor thread through the loop's inbox.
     public func checkpointed(_ report: CheckpointReport) {
+        var dropped: [[ChatMessage]] = []
         for gid in Array(state.messages.keys) {
             let lastStored = report.lastIDs[gid]
             guard lastStored != nil || state.messages[gid]?.pinned.isEmpty == false
                 || state.messages[gid]?.detachedReceipts.isEmpty == false
             else { continue }
-            state.messages[gid]?.checkpointed(through: report.ticket, lastStored: lastStored, keeping: store.recentMessages)
+            if let old = state.messages[gid]?.checkpointed(through: report.ticket, lastStored: lastStored, keeping: store.recentMessages),
+                !old.isEmpty
+            {
+                dropped.append(old)
+            }
         }
+        guard !dropped.isEmpty else { return }
+        let garbage = dropped
+        dropped = []
+        // The last references go with the block: the messages are freed on that thread.
+        DispatchQueue.global(qos: .utility).async { _ = garbage.count }
     }
 
     /// Reads `query` on the store's reader thread; `completion` runs on the loop with the

@@ -96,17 +96,23 @@ public struct MessageLog: Sendable, Equatable {
     /// After a checkpoint holding every change up to `ticket` and this group's messages up to
     /// `lastStored` (nil: none of them): forgets changes that are now on disk and drops the
     /// oldest messages that are stored, beyond the newest `keeping`.
-    mutating func checkpointed(through ticket: UInt64, lastStored: String?, keeping: Int) {
-        pinned = pinned.filter { $0.value > ticket }
-        detachedReceipts = detachedReceipts.filter { $0.value.ticket > ticket }
-        guard let lastStored else { return }
+    ///
+    /// Returns the old storage, which still holds the dropped messages: freeing a checkpoint's
+    /// worth of them (a quarter of a million) took the event loop 200 ms, so the caller frees
+    /// them on another thread.
+    mutating func checkpointed(through ticket: UInt64, lastStored: String?, keeping: Int) -> [ChatMessage] {
+        if !pinned.isEmpty { pinned = pinned.filter { $0.value > ticket } }
+        if !detachedReceipts.isEmpty { detachedReceipts = detachedReceipts.filter { $0.value.ticket > ticket } }
+        guard let lastStored else { return [] }
         let stored = firstIndex(after: lastStored)
         var drop = min(stored, messages.count - keeping)
         if let firstPinned = messages[..<max(0, drop)].firstIndex(where: { pinned[$0.id] != nil }) { drop = firstPinned }
-        guard drop > 0 else { return }
-        messages.removeFirst(drop)
+        guard drop > 0 else { return [] }
+        let old = messages
+        messages = Array(messages[drop...])
         olderOnDisk += drop
         evictions += 1
+        return old
     }
 
 }

@@ -50,6 +50,8 @@ final class Checkpoint {
     /// The migration and the start-up checkpoint, which nobody waits on, flush once at commit.
     var paced = false
     static let pacedBytes = 256 << 10
+    /// About 25 MB/s at most: a 64 MiB journal's checkpoint takes a few seconds.
+    static let pauseMicroseconds: UInt32 = 10_000
 
     /// One group's changes since the last commit.
     struct PendingGroup {
@@ -344,6 +346,8 @@ private struct SegmentWrites {
             try io(FileSystem.write(fd, piece, at: offset + written, path: path))
             try io(FileSystem.fdatasync(fd, path: path))
             written += piece.count
+            // A pause between pieces leaves the disk to the journal's fsyncs in between.
+            usleep(Checkpoint.pauseMicroseconds)
         } while written < bytes.count
     }
 }

@@ -33,6 +33,8 @@ with_server_cpu timeout $((DURATION + 60)) taskset -c "$LOAD_CPU" "$CHATLOAD" du
 wait "$pager" || true
 cat "$OUT/paging.json"
 hwm=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$SERVER_PID/status")
+# The journal's own flush times: the part of an acknowledgement's wait that is the disk's.
+curl -s "http://127.0.0.1:$SERVER_PORT/metrics" | grep '^switchboard_store_flush_seconds_bucket' >&2 || true
 stop_server
 kill "$sampler" 2>/dev/null || true
 checkpoints=$(grep -c "\] checkpoint " "$dir.log" || true)
