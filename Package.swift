@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Bytes", "HTTP", "Posix", "Server", "Store", "WebSocket", .product(name: "Logging", package: "swift-log"),
+                "Bytes", "Deflate", "HTTP", "Posix", "Server", "Store", "WebSocket", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

@@ -14,6 +14,18 @@ public struct ChatConfiguration: Sendable {
     public var passwordIterations = PasswordHash.defaultIterations
     /// Bad frames (binary or not a JSON object) a connection may send before it is closed.
     public var maxBadFrames = 10
+    /// The longest password accepted by `signup` and `login`, in bytes: hashing costs grow
+    /// with it.
+    public var maxPasswordBytes = 1024
+    /// `send`s per second one user may make across all of its connections (bursts of twice
+    /// that), so opening more connections does not multiply the per-connection rate.
+    public var userMessagesPerSecond = 100
+    /// Signups per hour from one client address (all of them may come at once).
+    public var signupsPerHour = 10
+    /// History kept per group when the store compacts: at most this many messages (0: all),
+    /// none older than this many milliseconds (0: forever).
+    public var retentionMessages = 0
+    public var retentionMilliseconds: Int64 = 0
 
     public init() {}
 }

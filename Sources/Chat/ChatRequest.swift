@@ -6,6 +6,8 @@ struct ChatRequest {
     /// The request's `id` (a string or number), echoed in the reply; nil when absent.
     let id: JSONValue?
     let arguments: [String: JSONValue]
+    /// When the request arrived (monotonic nanoseconds), for the delivery latency of a `send`.
+    var arrival: UInt64 = 0
 
     /// Validates the envelope of `object`.
     init(_ object: [String: JSONValue]) throws(ChatError) {

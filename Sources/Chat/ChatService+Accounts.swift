@@ -11,15 +11,19 @@ extension ChatService {
         let email = try Self.validEmail(request.required("email"))
         let password = try request.required("password")
         guard password.count >= 8 else { throw ChatError(.badRequest, "password must be at least 8 characters") }
-        guard password.utf8.count <= 1024 else { throw ChatError(.badRequest, "password must be at most 1024 bytes") }
+        try checkPasswordLength(password)
         let name = try Self.validName(request.required("name"), what: "name")
         let avatar = try Self.validURL(request.string("avatar"), what: "avatar")
         guard state.emails[email] == nil, !reservedEmails.contains(email) else {
             throw ChatError(.conflict, "this email is already registered; log in instead")
         }
+        guard signupRate.admit(session.address, now: clock.monotonicNanoseconds()) else {
+            let wait = signupRate.secondsUntilToken(session.address, now: clock.monotonicNanoseconds())
+            throw ChatError(.rateLimited, "too many signups from your address; try again in \(wait) seconds")
+        }
         reservedEmails.insert(email)
         let iterations = configuration.passwordIterations
-        transport.performBlocking({ PasswordHash.make(password, iterations: iterations) }, then: { [self] hash in
+        let started = transport.performBlocking({ PasswordHash.make(password, iterations: iterations) }, then: { [self] hash in
             reservedEmails.remove(email)
             let now = clock.milliseconds()
             let uid = ids.next(milliseconds: now)
@@ -37,18 +41,42 @@ extension ChatService {
                 signIn(session, request, uid)
             }
         })
+        guard started else {
+            reservedEmails.remove(email)
+            throw ChatError.hashingBusy
+        }
     }
 
     func login(_ request: ChatRequest, _ session: ChatSession<Client>) throws(ChatError) {
         let email = try request.required("email").asciiLowercased
         let password = try request.required("password")
+        try checkPasswordLength(password)
+        let accountKey = LoginThrottle.accountKey(email)
+        let addressKey = LoginThrottle.addressKey(session.address)
+        let wait = loginThrottle.secondsToWait([accountKey, addressKey], now: clock.monotonicNanoseconds())
+        guard wait == 0 else {
+            throw ChatError(.rateLimited, "too many failed logins; try again in \(wait) seconds")
+        }
         let uid = state.emails[email]
         // An unknown email is checked against a decoy hash, so both failures take as long.
         let stored = uid.flatMap { state.auth[$0]?.passwordHash } ?? PasswordHash.decoy
-        transport.performBlocking({ PasswordHash.verify(password, against: stored) }, then: { [self] matches in
-            guard matches, let uid, state.users[uid] != nil else { return fail(session, request.id, .badCredentials) }
+        let started = transport.performBlocking({ PasswordHash.verify(password, against: stored) }, then: { [self] matches in
+            guard matches, let uid, state.users[uid] != nil else {
+                let now = clock.monotonicNanoseconds()
+                loginThrottle.failed(accountKey, freeFailures: LoginThrottle.accountFreeFailures, now: now)
+                loginThrottle.failed(addressKey, freeFailures: LoginThrottle.addressFreeFailures, now: now)
+                return fail(session, request.id, .badCredentials)
+            }
+            loginThrottle.succeeded(accountKey)
             signIn(session, request, uid)
         })
+        guard started else { throw ChatError.hashingBusy }
+    }
+
+    private func checkPasswordLength(_ password: String) throws(ChatError) {
+        guard password.utf8.count <= configuration.maxPasswordBytes else {
+            throw ChatError(.badRequest, "password must be at most \(configuration.maxPasswordBytes) bytes")
+        }
     }
 
     /// Issues a new token for `uid`, signs the connection in and replies `{token, user}`.

@@ -15,7 +15,13 @@ extension ChatService {
     func committed(_ ticket: UInt64, message: (group: String, message: ChatMessage)? = nil,
                    completion: @escaping (Bool) -> Void) {
         completions.append((ticket, completion))
-        if let message { pendingMessages.append((ticket, message.group, message.message)) }
+        if let message {
+            pendingMessages.append((ticket, message.group, message.message))
+            if let clientId = message.message.clientId {
+                pendingByClient[ClientMessageKey(user: message.message.user, clientId: clientId)] =
+                    (ticket, message.group, message.message)
+            }
+        }
     }
 
     /// Runs every completion whose ticket is at most `ticket`: the store has it on disk.
@@ -32,7 +38,13 @@ extension ChatService {
         while pendingMessageHead < pendingMessages.count, pendingMessages[pendingMessageHead].ticket <= ticket {
             let pending = pendingMessages[pendingMessageHead]
             pendingMessageHead += 1
-            if succeeded { state.messages[pending.group, default: MessageLog()].insert(pending.message, ticket: pending.ticket) }
+            if let clientId = pending.message.clientId {
+                pendingByClient[ClientMessageKey(user: pending.message.user, clientId: clientId)] = nil
+            }
+            if succeeded {
+                state.messages[pending.group, default: MessageLog()].insert(pending.message, ticket: pending.ticket)
+                state.noteClientId(of: pending.message, group: pending.group)
+            }
         }
         if pendingMessageHead == pendingMessages.count {
             pendingMessages.removeAll(keepingCapacity: true)
@@ -57,11 +69,20 @@ extension ChatService {
     /// Whether some changes still wait for the disk.
     public var hasPendingWrites: Bool { completionHead < completions.count }
 
-    /// A checkpoint is on disk: changes up to its ticket no longer need memory, and each
-    /// group keeps only its newest `store.recentMessages` of the messages it stored.
-    /// Runs on the loop, told by the store's compactor thread through the loop's inbox.
+    /// A checkpoint is on disk: changes up to its ticket no longer need memory, each group
+    /// keeps only its newest `store.recentMessages` of the messages it stored, and what
+    /// retention deleted leaves memory too. Runs on the loop, told by the store's compactor
+    /// thread through the loop's inbox.
+    ///
+    /// Also the moment for the chores that follow a checkpoint: the retention bound moves on
+    /// with the clock, and revoked sessions whose tokens have expired are deleted.
     public func checkpointed(_ report: CheckpointReport) {
         var dropped: [[ChatMessage]] = []
+        for (gid, deleted) in report.dropped {
+            if let old = state.messages[gid]?.forget(through: deleted.through, records: deleted.records), !old.isEmpty {
+                dropped.append(old)
+            }
+        }
         for gid in Array(state.messages.keys) {
             let lastStored = report.lastIDs[gid]
             guard lastStored != nil || state.messages[gid]?.pinned.isEmpty == false
@@ -73,16 +94,52 @@ extension ChatService {
                 dropped.append(old)
             }
         }
+        updateRetention()
+        pruneExpiredRevocations()
         guard !dropped.isEmpty else { return }
+        // Messages that left memory are found by their `clientId` through the store's index.
+        for old in dropped {
+            for message in old where message.clientId != nil { state.forgetClientId(of: message) }
+        }
         let garbage = dropped
         dropped = []
         // The last references go with the block: the messages are freed on that thread.
         DispatchQueue.global(qos: .utility).async { _ = garbage.count }
     }
 
+    /// Tells the store what its next checkpoints may delete: the retention bound moves on
+    /// with the clock.
+    func updateRetention() {
+        guard configuration.retentionMessages > 0 || configuration.retentionMilliseconds > 0 else { return }
+        store.retention = Self.retention(configuration, now: clock.milliseconds())
+    }
+
+    /// What the retention settings (`retentionMessages`, `retentionMilliseconds`) let the store
+    /// delete at time `now` (milliseconds): the age bound as the lowest id of that moment.
+    public static func retention(_ configuration: ChatConfiguration, now: Int64) -> MessageRetention {
+        let age = configuration.retentionMilliseconds
+        return MessageRetention(
+            keepNewest: configuration.retentionMessages, before: age > 0 ? PushIDGenerator.lowestID(milliseconds: now - age) : nil)
+    }
+
+    /// Deletes the revocations whose tokens have expired (they can no longer be presented),
+    /// so `Auth` does not grow with every sign-out.
+    private func pruneExpiredRevocations() {
+        let now = clock.seconds
+        var mutations: [Mutation] = []
+        for (uid, auth) in state.auth {
+            for (sid, expiry) in auth.revoked where expiry <= now {
+                mutations.append(.delete(path: ["Auth", uid, "revoked", sid]))
+                state.auth[uid]?.revoked[sid] = nil
+            }
+        }
+        if !mutations.isEmpty { commit(mutations) { _ in } }
+    }
+
     /// Reads `query` on the store's reader thread; `completion` runs on the loop with the
-    /// messages (converted, receipts not yet on disk laid over them) or nil if the read failed.
-    func readStored(_ query: MessageQuery, completion: @escaping ([ChatMessage]?, Bool) -> Void) {
+    /// messages (converted, receipts not yet on disk laid over them), whether more lie beyond,
+    /// and their group for `.sentBy`; the messages are nil if the read failed.
+    func readStored(_ query: MessageQuery, completion: @escaping ([ChatMessage]?, Bool, String?) -> Void) {
         nextReadTag += 1
         reads[nextReadTag] = (query, completion)
         store.read(query, tag: nextReadTag)
@@ -96,6 +153,7 @@ extension ChatService {
             let gid: String
             switch query {
             case .older(let group, _, _), .newer(let group, _, _, _), .one(let group, _): gid = group
+            case .sentBy: gid = page.group ?? ""
             }
             let detached = state.messages[gid]?.detachedReceipts ?? [:]
             let messages = page.records.compactMap { record -> ChatMessage? in
@@ -103,10 +161,10 @@ extension ChatService {
                 if let receipts = detached[record.id]?.receivedBy { message.receivedBy.merge(receipts) { $1 } }
                 return message
             }
-            completion(messages, page.more)
+            completion(messages, page.more, page.group)
         case .failure(let error):
             logger.error("reading stored messages failed: \(error)")
-            completion(nil, false)
+            completion(nil, false, nil)
         }
     }
 

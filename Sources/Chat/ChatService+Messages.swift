@@ -1,6 +1,10 @@
 import JSON
 import Store
 
+/// What a new message carries: exactly one of `text` and `imageUrl`, and the sender's optional
+/// `clientId` (ChatService.messageContent(_:)).
+typealias MessageContent = (text: String?, imageUrl: String?, clientId: String?)
+
 /// `subscribe`, `unsubscribe`, `send`, `history`, `receipt`, `typing`.
 extension ChatService {
     func subscribe(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
@@ -34,7 +38,7 @@ extension ChatService {
         case .ready(let messages, let more):
             answer(messages, more)
         case .read(let query, let boundary, let evictions):
-            readStored(query) { [self] disk, diskMore in
+            readStored(query) { [self] disk, diskMore, _ in
                 guard let disk else { return fail(session, request.id, .storeFailed) }
                 let now = state.messages[gid] ?? MessageLog()
                 // A checkpoint dropped messages from memory meanwhile: what was read may not
@@ -56,6 +60,53 @@ extension ChatService {
     func send(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
         _ = try memberGroup(gid, uid)
+        guard userSendRate.admit(uid, now: clock.monotonicNanoseconds()) else {
+            throw ChatError(.rateLimited,
+                            "too many messages: at most \(configuration.userMessagesPerSecond) a second per user, across connections")
+        }
+        let content = try messageContent(request)
+        storeOnce(uid, gid, content.clientId, answer: { [self] result in
+            switch result {
+            case .success(let message): reply(session, request) { $0.raw("message", message) }
+            case .failure(let error): fail(session, request.id, error)
+            }
+        }, storeNew: { [self] in storeMessage(content, from: uid, in: gid, session, request) })
+    }
+
+    /// Stores a new message and, once it is durable, answers and sends the event.
+    private func storeMessage(
+        _ content: MessageContent, from uid: String, in gid: String, _ session: ChatSession<Client>, _ request: ChatRequest
+    ) {
+        let message = newMessage(content, from: uid)
+        // The journal line is written straight from the message: the same bytes as
+        // `Mutation.set(path: ["Messages", gid, id], value: message.treeValue)` without the
+        // dictionary and the sorting of its keys.
+        let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
+        committed(ticket, message: (gid, message)) { [self] succeeded in
+            guard succeeded else { return fail(session, request.id, .storeFailed) }
+            let messageJSON = Self.json(message, group: gid)
+            reply(session, request) { $0.raw("message", messageJSON) }
+            // The event is the same moment as the ack: nobody sees a message that is not durable.
+            var event = JSONWriter(op: "message")
+            event.string("group", gid)
+            event.raw("message", messageJSON)
+            broadcast(event.finished(), group: gid, except: session.client, arrival: request.arrival)
+            noteOfflineMembers(gid, sender: uid, messageJSON)
+        }
+    }
+
+    /// Tells `onOfflineDelivery` which members of `gid`, other than `sender`, have no open
+    /// connection to receive the message just stored.
+    func noteOfflineMembers(_ gid: String, sender: String, _ messageJSON: [UInt8]) {
+        guard let onOfflineDelivery, let group = state.groups[gid] else { return }
+        let offline = group.members.filter { $0 != sender && !isOnline($0) }
+        guard !offline.isEmpty else { return }
+        onOfflineDelivery(OfflineDelivery(group: gid, groupName: group.name, message: messageJSON, users: offline.sorted()))
+    }
+
+    /// What a new message carries, checked: exactly one of `text` and `imageUrl`, and an
+    /// optional `clientId` (a `send`, or the publish API's body).
+    func messageContent(_ request: ChatRequest) throws(ChatError) -> MessageContent {
         let text = try request.string("text")
         let imageUrl = try Self.validURL(request.string("imageUrl"), what: "imageUrl")
         guard (text == nil) != (imageUrl == nil) else {
@@ -71,25 +122,55 @@ extension ChatService {
         if let clientId, clientId.utf8.count > 128 {
             throw ChatError(.badRequest, "`clientId` must be at most 128 bytes")
         }
+        return (text, imageUrl, clientId)
+    }
+
+    /// A message from `uid` with `content`, stamped now with a fresh id.
+    func newMessage(_ content: MessageContent, from uid: String) -> ChatMessage {
         let now = clock.milliseconds()
-        let message = ChatMessage(
-            id: ids.next(milliseconds: now), user: uid, text: text, imageUrl: imageUrl, createdAt: now, clientId: clientId)
-        // The journal line is written straight from the message: the same bytes as
-        // `Mutation.set(path: ["Messages", gid, id], value: message.treeValue)` without the
-        // dictionary and the sorting of its keys.
-        let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
-        committed(ticket, message: (gid, message)) { [self] succeeded in
-            guard succeeded else { return fail(session, request.id, .storeFailed) }
-            var object = JSONWriter()
-            message.write(into: &object, group: gid)
-            let messageJSON = object.finished()
-            reply(session, request) { $0.raw("message", messageJSON) }
-            // The event is the same moment as the ack: nobody sees a message that is not durable.
-            var event = JSONWriter(op: "message")
-            event.string("group", gid)
-            event.raw("message", messageJSON)
-            broadcast(event.finished(), group: gid, except: session.client)
+        return ChatMessage(
+            id: ids.next(milliseconds: now), user: uid, text: content.text, imageUrl: content.imageUrl, createdAt: now,
+            clientId: content.clientId)
+    }
+
+    /// Calls `storeNew` unless `uid` already sent `clientId` into `gid`; then `answer` gets
+    /// that message as JSON, or `conflict` when it went to another group.
+    ///
+    /// A message in memory is answered at once; one still on its way to the disk is answered
+    /// when it gets there (`storeFailed` if the store fails), like the first `send`; one that
+    /// only the segments hold is read off the loop first. Either way nothing is written and no
+    /// event goes out: the first `send` did both. When the store's index may hold the
+    /// `clientId`, the read confirms it before anything is stored, and memory is asked again
+    /// afterwards, since a resend may have been stored meanwhile.
+    func storeOnce(
+        _ uid: String, _ gid: String, _ clientId: String?, checkDisk: Bool = true,
+        answer: @escaping (Result<[UInt8], ChatError>) -> Void, storeNew: @escaping () -> Void
+    ) {
+        guard let clientId else { return storeNew() }
+        if let (group, message) = state.message(sentBy: uid, clientId: clientId) {
+            return answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
         }
+        if let pending = pendingByClient[ClientMessageKey(user: uid, clientId: clientId)] {
+            guard pending.group == gid else { return answer(.failure(.clientIdConflict)) }
+            return committed(pending.ticket) { succeeded in
+                answer(succeeded ? .success(Self.json(pending.message, group: pending.group)) : .failure(.storeFailed))
+            }
+        }
+        let key = IdempotencyKey(owner: uid, key: clientId)
+        guard checkDisk, store.mayHaveStored(key) else { return storeNew() }
+        readStored(.sentBy(key)) { [self] found, _, group in
+            guard let found else { return answer(.failure(.storeFailed)) }
+            guard let message = found.first, let group else {
+                return storeOnce(uid, gid, clientId, checkDisk: false, answer: answer, storeNew: storeNew)
+            }
+            answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
+        }
+    }
+
+    static func json(_ message: ChatMessage, group: String) -> [UInt8] {
+        var object = JSONWriter()
+        message.write(into: &object, group: group)
+        return object.finished()
     }
 
     func history(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
@@ -118,7 +199,7 @@ extension ChatService {
             try recordReceipt(gid, mid, session, request, uid)
             return
         }
-        readStored(.one(group: gid, id: mid)) { [self] found, _ in
+        readStored(.one(group: gid, id: mid)) { [self] found, _, _ in
             guard let found else { return fail(session, request.id, .storeFailed) }
             guard !found.isEmpty else { return fail(session, request.id, ChatError(.notFound, "no such message in this group")) }
             do throws(ChatError) {

@@ -89,18 +89,24 @@ extension ChatService {
                 if !isOnline && wasOnline { left.append(uid) }
             }
             guard !joined.isEmpty || !left.isEmpty else { continue }
+            joined.sort()
+            left.sort()
             var writer = JSONWriter(op: "presence")
             writer.string("group", gid)
             writer.integer("online", current.count)
-            writer.strings("joined", joined.sorted())
-            writer.strings("left", left.sorted())
+            writer.strings("joined", joined)
+            writer.strings("left", left)
             broadcast(writer.finished(), group: gid)
+            onPresenceChange?(PresenceChange(
+                place: .group(id: gid, name: state.groups[gid]?.name), online: current.count, joined: joined, left: left))
         }
     }
 
-    /// `{"groups":[{"id","name","online":n,"users":[ids]}],"onlineUsers":n,"connections":n}`
-    /// for `GET /api/v1/presence`: groups with someone online, busiest first.
-    public func presenceSnapshot() -> [UInt8] {
+    /// `{"groups":[{"id","name","online":n,"users":[ids]}],"rooms":[{"name","online":n,"users":[names]}],
+    /// "onlineUsers":n,"connections":n}` for `GET /api/v1/presence` and the presence stream:
+    /// groups with someone online, busiest first, then the plain rooms the server passes in
+    /// (`online` counts a room's connections, `users` its distinct display names).
+    public func presenceSnapshot(rooms: [(name: String, online: Int, users: [String])]) -> [UInt8] {
         var writer = JSONWriter()
         let busy = online.sorted { $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.key < $1.key }
         writer.objects("groups", busy) { nested, entry in
@@ -108,6 +114,11 @@ extension ChatService {
             nested.string("name", state.groups[entry.key]?.name)
             nested.integer("online", entry.value.count)
             nested.strings("users", entry.value.keys.sorted())
+        }
+        writer.objects("rooms", rooms) { nested, room in
+            nested.string("name", room.name)
+            nested.integer("online", room.online)
+            nested.strings("users", room.users)
         }
         writer.integer("onlineUsers", userSessions.count)
         writer.integer("connections", sessions.count)

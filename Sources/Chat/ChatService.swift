@@ -37,17 +37,32 @@ public final class ChatService<Transport: ChatTransport> {
     var presenceChanges: [String: [String: Bool]] = [:]
     /// Emails being signed up while their password hashes, so two signups cannot both win.
     var reservedEmails: Set<String> = []
+    /// Told of every folded presence change, as `presence` events go out (the server's event
+    /// stream and presence webhook).
+    public var onPresenceChange: ((PresenceChange) -> Void)?
+    /// Told of every group message stored while members other than the sender had no open
+    /// connection (the offline-delivery webhook); without it that list is never computed.
+    public var onOfflineDelivery: ((OfflineDelivery) -> Void)?
+    /// Failed logins by account and by address (password guessing).
+    var loginThrottle = LoginThrottle()
+    /// Signups by client address (`signupsPerHour`).
+    var signupRate: KeyedRateLimiter
+    /// `send`s by user, across connections (`userMessagesPerSecond`).
+    var userSendRate: KeyedRateLimiter
 
     /// Completions waiting for the store, in ticket order.
     var completions: [(ticket: UInt64, run: (Bool) -> Void)] = []
     var completionHead = 0
-    /// Messages appended to the store but not yet durable (and so not yet in `state`), which a
-    /// compaction snapshot must still include.
+    /// Messages appended to the store but not yet durable (and so not yet in `state`).
     var pendingMessages: [(ticket: UInt64, group: String, message: ChatMessage)] = []
     var pendingMessageHead = 0
     /// Reads of stored messages waiting for the store's reader, by tag.
-    var reads: [UInt64: (query: MessageQuery, completion: ([ChatMessage]?, Bool) -> Void)] = [:]
+    var reads: [UInt64: (query: MessageQuery, completion: ([ChatMessage]?, Bool, String?) -> Void)] = [:]
     var nextReadTag: UInt64 = 0
+    /// The pending messages that came with a `clientId`, by sender and `clientId`, so that a
+    /// resend while the first is still on its way to the disk waits for it instead of storing
+    /// it twice.
+    var pendingByClient: [ClientMessageKey: (ticket: UInt64, group: String, message: ChatMessage)] = [:]
 
     public init(
         state: ChatState, store: Store, transport: Transport, secret: [UInt8],
@@ -60,14 +75,23 @@ public final class ChatService<Transport: ChatTransport> {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
+        signupRate = KeyedRateLimiter(
+            rate: Double(configuration.signupsPerHour) / 3600, burst: Double(configuration.signupsPerHour))
+        userSendRate = KeyedRateLimiter(
+            rate: Double(configuration.userMessagesPerSecond), burst: 2 * Double(configuration.userMessagesPerSecond))
+        updateRetention()
     }
+
+    /// The fields of a stored message that the store indexes for `clientId` idempotency:
+    /// give them to `Store.open`.
+    public static var idempotencyFields: IdempotencyFields { IdempotencyFields(owner: "user", key: "clientId") }
 
     // MARK: Connections
 
-    /// A connection opened on `/ws`; a valid `token` from the URL signs it in at once. An
-    /// invalid one leaves it signed out (it may still `auth`, `login` or `signup`).
-    public func opened(_ client: Client, token: String?) {
-        let session = ChatSession(client: client, rate: RateLimiter(rate: configuration.messagesPerSecond, now: clock.monotonicNanoseconds()))
+    /// A connection opened on `/ws` from `address`; a valid `token` from the URL signs it in
+    /// at once. An invalid one leaves it signed out (it may still `auth`, `login` or `signup`).
+    public func opened(_ client: Client, token: String?, address: String = "unknown") {
+        let session = ChatSession(client: client, address: address, rate: RateLimiter(rate: configuration.messagesPerSecond, now: clock.monotonicNanoseconds()))
         sessions[ObjectIdentifier(client)] = session
         if let token, let claims = validSession(token) {
             attach(session, claims)
@@ -77,9 +101,10 @@ public final class ChatService<Transport: ChatTransport> {
     /// A text message from `client`.
     public func received(_ client: Client, text: [UInt8]) {
         guard let session = sessions[ObjectIdentifier(client)] else { return }
-        let decision = session.rate.admit(now: clock.monotonicNanoseconds())
+        let arrival = clock.monotonicNanoseconds()
+        let decision = session.rate.admit(now: arrival)
         if decision == .close { return closeForFlooding(session) }
-        let request: ChatRequest
+        var request: ChatRequest
         do throws(ChatError) {
             let value: JSONValue
             do {
@@ -98,6 +123,7 @@ public final class ChatService<Transport: ChatTransport> {
             badFrame(session, error, closeCode: 1007)
             return
         }
+        request.arrival = arrival
         // Parsed even when over the limit, so the refusal carries the request's id.
         if decision == .reject { return fail(session, request.id, rateLimited) }
         do throws(ChatError) {
@@ -197,11 +223,12 @@ public final class ChatService<Transport: ChatTransport> {
         transport.send(writer.finished(), to: session.client)
     }
 
-    /// Sends an event to every subscriber of `group` except `except`.
-    func broadcast(_ json: [UInt8], group: String, except: Client? = nil) {
+    /// Sends an event to every subscriber of `group` except `except`; `arrival` is set for a
+    /// `message` event (when its request arrived), so the server can measure delivery.
+    func broadcast(_ json: [UInt8], group: String, except: Client? = nil, arrival: UInt64? = nil) {
         let members = subscribers.members(of: group)
         guard !members.isEmpty else { return }
-        transport.broadcast(json, to: members, except: except)
+        transport.broadcast(json, to: members, except: except, arrival: arrival)
     }
 
     /// The group `gid` when `uid` is a member; `not_found` or `forbidden` otherwise.

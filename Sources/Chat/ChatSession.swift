@@ -3,6 +3,8 @@
 /// Confined to the event loop thread, like the service that owns it.
 final class ChatSession<Client: AnyObject> {
     let client: Client
+    /// The client's IP address, the key of per-address limits (signup, login).
+    let address: String
     /// The signed-in user, nil until `signup`, `login` or `auth` succeeds.
     var userID: String?
     /// The session id inside the token, what `logout` revokes.
@@ -16,8 +18,9 @@ final class ChatSession<Client: AnyObject> {
     /// False once the connection is gone: late completions (a hash, a flush) then do nothing.
     var isOpen = true
 
-    init(client: Client, rate: RateLimiter) {
+    init(client: Client, address: String, rate: RateLimiter) {
         self.client = client
+        self.address = address
         self.rate = rate
     }
 }

@@ -12,15 +12,18 @@ public protocol ChatTransport: AnyObject {
     /// Queues one JSON text message for `client`.
     func send(_ json: [UInt8], to client: Client)
 
-    /// Queues one JSON text message for every client in `clients` except `except`.
-    func broadcast(_ json: [UInt8], to clients: ContiguousArray<Client>, except: Client?)
+    /// Queues one JSON text message for every client in `clients` except `except`. `arrival`
+    /// (monotonic nanoseconds) is when the message it carries arrived, nil for other events.
+    func broadcast(_ json: [UInt8], to clients: ContiguousArray<Client>, except: Client?, arrival: UInt64?)
 
     /// Closes `client` with a WebSocket close code. The server calls `ChatService.closed` for it
     /// (possibly before this returns), so the caller must not touch the client's session after.
     func close(_ client: Client, code: UInt16, reason: String)
 
-    /// Runs `work` on a worker thread, then `then` with its result back on the event loop.
+    /// Runs `work` on a worker thread, then `then` with its result back on the event loop;
+    /// returns false, running nothing, when the workers and their short queue are full.
     ///
-    /// Password hashing takes about 100 ms of CPU and must never stall the loop.
-    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void)
+    /// Password hashing takes about 100 ms of CPU and must never stall the loop, nor pile up
+    /// without bound behind a client that asks for it faster than the cores can hash.
+    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) -> Bool
 }

@@ -115,4 +115,21 @@ public struct MessageLog: Sendable, Equatable {
         return old
     }
 
+    /// Retention deleted this group's stored messages with ids up to `through`, `records` of
+    /// them: they leave memory too. Returns the old storage, like `checkpointed`.
+    mutating func forget(through: String, records: Int) -> [ChatMessage] {
+        if !detachedReceipts.isEmpty { detachedReceipts = detachedReceipts.filter { $0.key > through } }
+        let gone = firstIndex(after: through)
+        guard gone > 0 else {
+            olderOnDisk = max(0, olderOnDisk - records)
+            return []
+        }
+        // Memory held some of them, so every older one on disk went as well.
+        olderOnDisk = 0
+        for message in messages[..<gone] { pinned[message.id] = nil }
+        let old = messages
+        messages = Array(messages[gone...])
+        evictions += 1
+        return old
+    }
 }

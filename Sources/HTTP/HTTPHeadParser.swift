@@ -24,19 +24,17 @@ struct HTTPHeadParser {
         while let line = nextLine(&position), !line.isEmpty {
             try parseField(line, into: &headers)
         }
-        let hasBody = try Self.announcesBody(headers, version: version)
+        let framing = try Self.bodyFraming(headers, version: version)
         let (path, query) = try PercentDecoding.splitTarget(slice(targetRange))
         let keepAlive: Bool
-        if hasBody {
-            keepAlive = false
-        } else if version.minor >= 1 {
+        if version.minor >= 1 {
             keepAlive = !headers.containsToken("close", in: "Connection")
         } else {
             keepAlive = headers.containsToken("keep-alive", in: "Connection")
         }
         return HTTPRequestHead(
             method: string(methodRange), target: string(targetRange), path: path, query: query,
-            version: version, headers: headers, keepAlive: keepAlive, hasBody: hasBody)
+            version: version, headers: headers, keepAlive: keepAlive, body: framing)
     }
 
     /// The next line's content (without CR LF or LF) starting at `position`, which moves past it.
@@ -130,12 +128,12 @@ struct HTTPHeadParser {
         headers.add(string(name), string(value))
     }
 
-    /// Whether the request announces a body, after the checks RFC 9112 makes mandatory for a
+    /// How the request's body is framed, after the checks RFC 9112 makes mandatory for a
     /// server: exactly one `Host` in HTTP/1.1 (§3.2), and unambiguous framing (§6.1, §6.3),
     /// since conflicting framing is how requests get smuggled past proxies.
-    private static func announcesBody(
+    private static func bodyFraming(
         _ headers: HTTPHeaders, version: HTTPVersion
-    ) throws(HTTPParseError) -> Bool {
+    ) throws(HTTPParseError) -> HTTPRequestHead.BodyFraming {
         let hosts = headers.values("Host").count
         if hosts == 0 && version.minor >= 1 {
             throw .malformed("an HTTP/1.1 request has no Host header")
@@ -161,7 +159,8 @@ struct HTTPHeadParser {
         if chunked && length != nil {
             throw .malformed("the request has both Transfer-Encoding and Content-Length")
         }
-        return chunked || (length ?? 0) > 0
+        if chunked { return .chunked }
+        return .length(length ?? 0)
     }
 
     private func firstIndex(of byte: UInt8, in range: Range<Int>) -> Int? {

@@ -9,6 +9,11 @@ public enum HTTPParseError: Error, Sendable, Equatable {
     case malformed(String)
     /// The request line names a version other than HTTP/1.x: answered with `505`.
     case unsupportedVersion
+    /// The announced `Content-Length` passes the parser's `maxBodyBytes`: answered with `413`.
+    case bodyTooLarge(limit: Int)
+    /// The body is chunked (`Transfer-Encoding`); only `Content-Length` bodies are read, so the
+    /// answer is `411 Length Required`.
+    case lengthRequired
 
     /// The status the server answers this failure with.
     public var status: HTTPStatus {
@@ -16,6 +21,8 @@ public enum HTTPParseError: Error, Sendable, Equatable {
         case .headersTooLarge: .requestHeaderFieldsTooLarge
         case .malformed: .badRequest
         case .unsupportedVersion: .httpVersionNotSupported
+        case .bodyTooLarge: .contentTooLarge
+        case .lengthRequired: .lengthRequired
         }
     }
 }
@@ -27,6 +34,8 @@ extension HTTPParseError: CustomStringConvertible {
         case .headersTooLarge: "The request line and headers are larger than the server accepts."
         case .malformed(let reason): "The request is malformed: \(reason)."
         case .unsupportedVersion: "Only HTTP/1.0 and HTTP/1.1 are supported."
+        case .bodyTooLarge(let limit): "The request body is larger than the \(limit) bytes the server accepts."
+        case .lengthRequired: "Send the body with a Content-Length; chunked request bodies are not accepted."
         }
     }
 }

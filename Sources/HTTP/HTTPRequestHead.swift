@@ -39,19 +39,26 @@ public struct HTTPRequestHead: Sendable, Equatable {
     /// Whether the connection may carry another request after the response.
     ///
     /// HTTP/1.1 keeps connections open unless `Connection: close`; HTTP/1.0 closes them unless
-    /// `Connection: keep-alive`. Always false when `hasBody`, because this parser does not read
-    /// bodies and so cannot tell where the next request would begin.
+    /// `Connection: keep-alive`.
     public var keepAlive: Bool
-    /// Whether the request announces a body (`Transfer-Encoding`, or a non-zero `Content-Length`).
+    /// How the request frames its body: a `Content-Length` (0 without one), or chunked.
     ///
-    /// The body's bytes are not consumed; Switchboard serves only GET, so the server refuses such a
-    /// request and closes the connection.
-    public var hasBody: Bool
+    /// `HTTPRequestParser` reads length-framed bodies up to its limit and refuses chunked ones
+    /// (`411`), so a head handed to the server always has `.length`.
+    public var body: BodyFraming
+
+    /// The framing a request head announces for its body (RFC 9112 §6.3).
+    public enum BodyFraming: Sendable, Equatable {
+        /// `Content-Length` bytes follow the head (none when 0).
+        case length(Int)
+        /// `Transfer-Encoding` is present: the body runs until its last chunk.
+        case chunked
+    }
 
     public init(
         method: String, target: String, path: String, query: [String: String] = [:],
         version: HTTPVersion = .http1_1, headers: HTTPHeaders = .init(), keepAlive: Bool = true,
-        hasBody: Bool = false
+        body: BodyFraming = .length(0)
     ) {
         self.method = method
         self.target = target
@@ -60,11 +67,12 @@ public struct HTTPRequestHead: Sendable, Equatable {
         self.version = version
         self.headers = headers
         self.keepAlive = keepAlive
-        self.hasBody = hasBody
+        self.body = body
     }
 }
 
 extension HTTPRequestHead: CustomStringConvertible {
-    /// The request line as received, for logs.
-    public var description: String { "\(method) \(target) \(version)" }
+    /// The request line for logs, with the path alone: a query may carry a token
+    /// (`?token=...`), and tokens never reach a log.
+    public var description: String { "\(method) \(path) \(version)" }
 }

@@ -1,12 +1,14 @@
 import Bytes
 
-/// Incremental HTTP/1.1 request-head parser for one connection.
+/// Incremental HTTP/1.1 request parser for one connection.
 ///
 /// Feed it each read as it arrives. It scans for the empty line that ends the head, keeping an
 /// incomplete head in a buffer bounded by `maxHeadBytes`; once the head is complete it parses the
-/// request line and fields in one pass and reports how many of the call's bytes the head used, so
-/// the caller can hand the rest (WebSocket frames sent right behind an upgrade, or a pipelined
-/// request) onward. Bodies are never read: a request announcing one is reported with `hasBody`.
+/// request line and fields in one pass, then reads a `Content-Length` body of at most
+/// `maxBodyBytes` (a larger one fails with `413` before a byte of it is kept; a chunked one with
+/// `411`, since a body's length is what lets a small fixed buffer bound it). It reports how many
+/// of the call's bytes the request used, so the caller can hand the rest (WebSocket frames sent
+/// right behind an upgrade, or a pipelined request) onward.
 ///
 /// Line ends may be CRLF or a bare LF (RFC 9112 §2.2), and empty lines before a request line are
 /// skipped, as the same section asks of servers. Owned by the connection's event loop; it is a
@@ -16,9 +18,10 @@ public struct HTTPRequestParser: Sendable {
     public enum Result: Sendable, Equatable {
         /// The head is incomplete; every byte passed in was kept.
         case needMoreData
-        /// A complete head; `consumed` bytes of this call's input belong to it (and to any empty
-        /// lines skipped before it). The parser is reset for the next request.
-        case request(HTTPRequestHead, consumed: Int)
+        /// A complete request: its head and body (empty without one); `consumed` bytes of this
+        /// call's input belong to it (and to any empty lines skipped before it). The parser is
+        /// reset for the next request.
+        case request(HTTPRequestHead, body: [UInt8] = [], consumed: Int)
         /// The head is unacceptable; the connection cannot be used for anything else.
         case failure(HTTPParseError)
     }
@@ -26,6 +29,8 @@ public struct HTTPRequestParser: Sendable {
     /// The most bytes a head may take, counting the request line, the fields, every line end,
     /// the final empty line and any empty lines skipped before the request line.
     public let maxHeadBytes: Int
+    /// The largest `Content-Length` accepted; 0 refuses every body.
+    public let maxBodyBytes: Int
 
     /// Bytes of an incomplete head carried over from earlier calls.
     ///
@@ -44,6 +49,11 @@ public struct HTTPRequestParser: Sendable {
     /// The failure, once there is one: the stream has lost its framing, so every later call
     /// repeats it rather than guessing where a next request might start.
     private var failed: HTTPParseError?
+    /// The head whose body is being read, and the body so far; nil while reading a head.
+    private var bodyHead: HTTPRequestHead?
+    private var body: [UInt8] = []
+    /// Body bytes still to come for `bodyHead`.
+    private var bodyRemaining = 0
 
     /// The content of the line being scanned, enough to tell an empty line from the rest.
     private enum LineState: Sendable {
@@ -55,15 +65,17 @@ public struct HTTPRequestParser: Sendable {
         case content
     }
 
-    public init(maxHeadBytes: Int = 8192) {
+    public init(maxHeadBytes: Int = 8192, maxBodyBytes: Int = 0) {
         precondition(maxHeadBytes > 0, "maxHeadBytes must be positive")
+        precondition(maxBodyBytes >= 0, "maxBodyBytes must not be negative")
         self.maxHeadBytes = maxHeadBytes
+        self.maxBodyBytes = maxBodyBytes
     }
 
     /// Whether part of a request has arrived and not been completed, e.g. to tell an idle
     /// keep-alive connection (close silently) from a slow client (answer `408`).
     public var hasPartialRequest: Bool {
-        inRequest || !pending.isEmpty
+        inRequest || !pending.isEmpty || bodyHead != nil
     }
 
     /// Parses from `bytes`, the newest read.
@@ -73,6 +85,7 @@ public struct HTTPRequestParser: Sendable {
     /// request, or to the WebSocket decoder after an upgrade.
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
         if let failed { return .failure(failed) }
+        if bodyHead != nil { return readBody(bytes, from: 0) }
         // First byte of this input belonging to the head: skipped empty lines move it forward.
         var start = 0
         var index = 0
@@ -116,9 +129,35 @@ public struct HTTPRequestParser: Sendable {
         line = .empty
         inRequest = false
         switch parsed {
-        case .success(let head): return .request(head, consumed: end)
-        case .failure(let error): return fail(error)
+        case .failure(let error):
+            return fail(error)
+        case .success(let head):
+            switch head.body {
+            case .chunked:
+                return fail(.lengthRequired)
+            case .length(let length) where length > maxBodyBytes:
+                return fail(.bodyTooLarge(limit: maxBodyBytes))
+            case .length(0):
+                return .request(head, consumed: end)
+            case .length(let length):
+                bodyHead = head
+                bodyRemaining = length
+                body.reserveCapacity(length)
+                return readBody(bytes, from: end)
+            }
         }
+    }
+
+    /// Takes body bytes from `bytes[offset...]`; reports the request once the body is whole.
+    private mutating func readBody(_ bytes: UnsafeRawBufferPointer, from offset: Int) -> Result {
+        let taken = min(bodyRemaining, bytes.count - offset)
+        body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + taken)]))
+        bodyRemaining -= taken
+        guard bodyRemaining == 0, let head = bodyHead else { return .needMoreData }
+        let complete = body
+        bodyHead = nil
+        body = []
+        return .request(head, body: complete, consumed: offset + taken)
     }
 
     /// Records `error` so that later calls repeat it, and reports it.

@@ -17,6 +17,17 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 
+    /// The answer to a `HEAD` for this response: the same fields, `Content-Length` included,
+    /// and no body (RFC 9110 §9.3.2).
+    public func headResponse() -> HTTPResponse {
+        var response = self
+        if !status.forbidsBody && !headers.contains("Content-Length") && !headers.contains("Transfer-Encoding") {
+            response.headers.add("Content-Length", String(body.count))
+        }
+        response.body = []
+        return response
+    }
+
     /// The status line, the fields, an empty line and the body, as sent on the wire.
     ///
     /// Adds `Content-Length` unless the status forbids a body (1xx, 204, 304) or the fields

@@ -14,6 +14,7 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     /// `101`: the answer to a WebSocket upgrade.
     public static let switchingProtocols = HTTPStatus(code: 101, reason: "Switching Protocols")
     public static let ok = HTTPStatus(code: 200, reason: "OK")
+    public static let created = HTTPStatus(code: 201, reason: "Created")
     public static let noContent = HTTPStatus(code: 204, reason: "No Content")
     public static let notModified = HTTPStatus(code: 304, reason: "Not Modified")
     public static let badRequest = HTTPStatus(code: 400, reason: "Bad Request")
@@ -21,6 +22,10 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public static let forbidden = HTTPStatus(code: 403, reason: "Forbidden")
     public static let notFound = HTTPStatus(code: 404, reason: "Not Found")
     public static let methodNotAllowed = HTTPStatus(code: 405, reason: "Method Not Allowed")
+    /// `411`: a request body without a `Content-Length` (chunked).
+    public static let lengthRequired = HTTPStatus(code: 411, reason: "Length Required")
+    /// `413`: a request body past the limit (RFC 9110 §15.5.14 renamed it from "Payload Too Large").
+    public static let contentTooLarge = HTTPStatus(code: 413, reason: "Content Too Large")
     /// `426`: a plain GET to a WebSocket-only path.
     public static let upgradeRequired = HTTPStatus(code: 426, reason: "Upgrade Required")
     public static let tooManyRequests = HTTPStatus(code: 429, reason: "Too Many Requests")

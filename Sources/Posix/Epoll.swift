@@ -51,31 +51,30 @@ enum EventFD {
 
 /// Process-wide signal set-up, done first thing in `main` before any thread starts.
 public enum ProcessSignals {
-    /// Blocks SIGTERM and SIGINT (the loop reads them from a signalfd instead) and ignores SIGPIPE.
+    /// Blocks SIGTERM, SIGINT and SIGHUP (the loop reads them from signalfds instead) and
+    /// ignores SIGPIPE.
     public static func prepare() {
-        SignalFD.blockShutdownSignals()
+        SignalFD.blockLoopSignals()
     }
 }
 
-/// A signalfd for SIGTERM and SIGINT, so shutdown is an ordinary loop event rather than
-/// work inside an async-signal handler.
+/// signalfds for SIGTERM and SIGINT (shutdown) and SIGHUP (reload), so both are ordinary loop
+/// events rather than work inside an async-signal handler.
 enum SignalFD {
+    static let shutdownSignals = [SIGTERM, SIGINT]
+    static let reloadSignals = [SIGHUP]
+
     /// Blocks the signals in the calling thread (threads started later inherit the mask) and
-    /// ignores SIGPIPE, so a write to a reset socket is an `EPIPE`, not a dead process.
-    static func blockShutdownSignals() {
+    /// ignores SIGPIPE, so a write to a reset socket is an `EPIPE`, not a dead process. A blocked
+    /// SIGHUP stays pending when nothing reads it, where its default action would end the process.
+    static func blockLoopSignals() {
         signal(SIGPIPE, SIG_IGN)
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        sigaddset(&mask, SIGTERM)
-        sigaddset(&mask, SIGINT)
+        var mask = makeSet(shutdownSignals + reloadSignals)
         pthread_sigmask(SIG_BLOCK, &mask, nil)
     }
 
-    static func create() throws(PosixError) -> Int32 {
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        sigaddset(&mask, SIGTERM)
-        sigaddset(&mask, SIGINT)
+    static func create(_ signals: [Int32]) throws(PosixError) -> Int32 {
+        var mask = makeSet(signals)
         return try syscall("signalfd") { signalfd(-1, &mask, Int32(SFD_NONBLOCK | SFD_CLOEXEC)) }!
     }
 
@@ -84,5 +83,12 @@ enum SignalFD {
         var info = signalfd_siginfo()
         let count = Glibc.read(fd, &info, MemoryLayout<signalfd_siginfo>.size)
         return count == MemoryLayout<signalfd_siginfo>.size ? Int32(info.ssi_signo) : nil
+    }
+
+    private static func makeSet(_ signals: [Int32]) -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        return set
     }
 }

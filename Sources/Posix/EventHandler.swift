@@ -1,8 +1,8 @@
 /// What the event loop calls when a registered file descriptor becomes ready.
 ///
 /// Called on the loop thread only. The socket is registered edge-triggered, so `readable`
-/// must read until the read would block, and `writable` must write until the queue is empty
-/// or the socket is full.
+/// must read until the read would block (or stop at a budget and ask `EventLoop.readLater`),
+/// and `writable` must write until the queue is empty or the socket is full.
 public protocol EventHandler: AnyObject {
     /// Data (or end of stream, or an error) is waiting. `hangup` is set when the peer closed or
     /// reset the connection; reading still drains what arrived before.

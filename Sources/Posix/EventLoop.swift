@@ -15,6 +15,10 @@ public final class EventLoop: @unchecked Sendable {
     private var timers = TimerHeap()
     private var nextTimerID: UInt64 = 0
     private var pendingFlush: [any Flushable] = []
+    /// Sockets whose handler stopped reading at its budget with bytes left (`readLater`), in
+    /// order, each once (`readDeferred` marks them by descriptor).
+    private var pendingReads: [Int32] = []
+    private var readDeferred: [Bool] = []
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let stopRequested = Atomic<Bool>(false)
 
@@ -59,11 +63,32 @@ public final class EventLoop: @unchecked Sendable {
         if Int(fd) < handlers.count { handlers[Int(fd)] = nil }
     }
 
+    /// Calls `readable(hangup: false)` on `fd`'s handler again in the next iteration, after
+    /// the other sockets' events and the due timers: for a handler that stopped at its read
+    /// budget with bytes still waiting, which edge triggering would not report again. Asking
+    /// twice before that call counts once.
+    public func readLater(_ fd: Int32) {
+        let index = Int(fd)
+        if index >= readDeferred.count {
+            readDeferred.append(contentsOf: repeatElement(false, count: index - readDeferred.count + 1))
+        }
+        guard !readDeferred[index] else { return }
+        readDeferred[index] = true
+        pendingReads.append(fd)
+    }
+
     /// Calls `body` with the signal number on every SIGTERM or SIGINT (which
     /// `ProcessSignals.prepare()` must have blocked first).
     public func onShutdownSignal(_ body: @escaping (Int32) -> Void) throws(PosixError) {
-        let fd = try SignalFD.create()
+        let fd = try SignalFD.create(SignalFD.shutdownSignals)
         try register(fd, SignalHandler(fd: fd, body: body))
+    }
+
+    /// Calls `body` on every SIGHUP (which `ProcessSignals.prepare()` must have blocked first),
+    /// the conventional "read your files again" signal of `systemctl reload` and `docker kill -s HUP`.
+    public func onReloadSignal(_ body: @escaping () -> Void) throws(PosixError) {
+        let fd = try SignalFD.create(SignalFD.reloadSignals)
+        try register(fd, SignalHandler(fd: fd, body: { _ in body() }))
     }
 
     /// Runs `body` on the loop thread after `milliseconds`. Returns an id for `cancel`.
@@ -118,7 +143,21 @@ public final class EventLoop: @unchecked Sendable {
                 dispatch(fd: fd, events: event.events)
             }
             runDueTimers()
+            runPendingReads()
             flushPending()
+        }
+    }
+
+    /// Resumes the reads deferred before this iteration; the ones they defer again wait for
+    /// the next, so one busy socket never holds the loop.
+    private func runPendingReads() {
+        guard !pendingReads.isEmpty else { return }
+        let batch = pendingReads
+        pendingReads.removeAll(keepingCapacity: true)
+        for fd in batch {
+            readDeferred[Int(fd)] = false
+            guard Int(fd) < handlers.count, let handler = handlers[Int(fd)] else { continue }
+            handler.readable(hangup: false)
         }
     }
 
@@ -161,7 +200,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func waitTimeout() -> Int32 {
-        if !pendingFlush.isEmpty { return 0 }
+        if !pendingFlush.isEmpty || !pendingReads.isEmpty { return 0 }
         guard let deadline = timers.nextDeadline else { return -1 }
         let current = SystemClock.monotonicNanoseconds()
         if deadline <= current { return 0 }

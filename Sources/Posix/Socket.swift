@@ -78,6 +78,43 @@ public enum Socket {
         return fd
     }
 
+    /// The peer's IP address as text (`203.0.113.7`, `2001:db8::1`), the key of per-address
+    /// limits; "unknown" when the socket has no IP peer (a socketpair in tests).
+    public static func peerAddress(_ fd: Int32) -> String {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard named == 0 else { return "unknown" }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = Int32(storage.ss_family)
+        let converted: UnsafePointer<CChar>? = withUnsafePointer(to: &storage) { raw in
+            switch family {
+            case AF_INET:
+                raw.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                    var bytes = address.pointee.sin_addr
+                    return inet_ntop(AF_INET, &bytes, &text, socklen_t(text.count))
+                }
+            case AF_INET6:
+                raw.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    var bytes = address.pointee.sin6_addr
+                    return inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count))
+                }
+            default:
+                nil
+            }
+        }
+        guard converted != nil else { return "unknown" }
+        return String(cString: text)
+    }
+
+    /// Writes what the socket takes at once, ignoring the rest and any error: a last word
+    /// (a refusal) to a connection about to be closed.
+    public static func writeOnce(_ fd: Int32, _ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+    }
+
     /// Reads into `buffer`. Returns the byte count (0 at end of stream), or nil when nothing is
     /// available yet.
     public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(PosixError) -> Int? {

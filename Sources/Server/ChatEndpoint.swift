@@ -1,6 +1,7 @@
 import Chat
 import Deflate
 import Dispatch
+import Glibc
 import HTTP
 import Posix
 import WebSocket
@@ -17,9 +18,19 @@ final class ChatEndpoint: Endpoint, ChatTransport {
     unowned let server: Server
     /// Set right after init (the service needs this transport to exist first).
     private(set) var service: ChatService<ChatEndpoint>?
+    /// Password hashes in flight: at most one per core, each ~100 ms of CPU.
+    let workers: Int
+    /// Hashes waiting for a worker; beyond `queueLimit` a request is refused (`rate_limited`)
+    /// rather than queued behind a flood, so a real login waits at most a second or so.
+    private var queued: [() -> Void] = []
+    private var queuedHead = 0
+    let queueLimit: Int
+    private var running = 0
 
-    init(server: Server) {
+    init(server: Server, workers: Int = Int(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))) {
         self.server = server
+        self.workers = workers
+        self.queueLimit = 4 * workers
     }
 
     func attach(_ service: ChatService<ChatEndpoint>) {
@@ -47,7 +58,7 @@ final class ChatEndpoint: Endpoint, ChatTransport {
         var kind: EndpointKind { .chat }
 
         func opened() {
-            endpoint.service?.opened(connection, token: token)
+            endpoint.service?.opened(connection, token: token, address: connection.address)
         }
 
         func received(_ opcode: Opcode, payload: [UInt8]) {
@@ -68,18 +79,22 @@ final class ChatEndpoint: Endpoint, ChatTransport {
     func send(_ json: [UInt8], to client: Connection) {
         var message = OutgoingMessage(.text, payload: json)
         client.send(&message)
-        server.metrics.messagesOut += 1
+        server.metrics.messagesSent[.chat] += 1
     }
 
     /// Frames `json` once (and compresses it once per window size) for every recipient.
-    func broadcast(_ json: [UInt8], to clients: ContiguousArray<Connection>, except: Connection?) {
+    func broadcast(_ json: [UInt8], to clients: ContiguousArray<Connection>, except: Connection?, arrival: UInt64?) {
         var message = OutgoingMessage(.text, payload: json)
         var count = 0
         for client in clients where client !== except {
-            client.send(&message)
+            if let arrival {
+                client.deliver(&message, arrivedAt: arrival)
+            } else {
+                client.send(&message)
+            }
             count += 1
         }
-        server.metrics.messagesOut += count
+        server.metrics.messagesSent[.chat] += count
     }
 
     func close(_ client: Connection, code: UInt16, reason: String) {
@@ -87,13 +102,40 @@ final class ChatEndpoint: Endpoint, ChatTransport {
         client.close(code: CloseCode(rawValue: code), reason: reason)
     }
 
-    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) {
+    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) -> Bool {
         let loop = server.loop
-        let completion = LoopBound(then)
-        DispatchQueue.global().async {
-            let result = work()
-            loop.execute { completion.value(result) }
+        let completion = LoopBound((then, self))
+        let job = {
+            DispatchQueue.global().async {
+                let result = work()
+                loop.execute {
+                    let (then, endpoint) = completion.value
+                    endpoint.workerFinished()
+                    then(result)
+                }
+            }
         }
+        if running < workers {
+            running += 1
+            job()
+            return true
+        }
+        guard queued.count - queuedHead < queueLimit else { return false }
+        queued.append(job)
+        return true
+    }
+
+    private func workerFinished() {
+        running -= 1
+        guard queuedHead < queued.count else { return }
+        let next = queued[queuedHead]
+        queuedHead += 1
+        if queuedHead == queued.count {
+            queued.removeAll(keepingCapacity: true)
+            queuedHead = 0
+        }
+        running += 1
+        next()
     }
 }
 

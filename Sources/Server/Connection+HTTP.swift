@@ -3,37 +3,92 @@ import Deflate
 import HTTP
 import WebSocket
 
-/// The HTTP phase: requests parsed from the stream and handed to the owner, responses, and the
-/// switch to the WebSocket protocol.
+/// The HTTP phase: requests parsed from the stream and handed to the owner, responses (now or,
+/// for a request that waits on the disk, later), a streamed response, and the switch to the
+/// WebSocket protocol.
 extension Connection {
     /// Parses requests from `bytes` and hands each to the owner; after an upgrade the rest of the
-    /// bytes are the first WebSocket frames.
+    /// bytes are the first WebSocket frames. While an answer is pending, input is held back and
+    /// parsed once the answer is sent, so responses keep the order of their requests.
     func processHTTP(_ bytes: UnsafeRawBufferPointer) {
         var offset = 0
-        while offset < bytes.count, httpParser != nil, lifecycle.acceptsOutput {
+        while offset < bytes.count, httpParser != nil, lifecycle.acceptsOutput, !isAwaitingResponse {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             switch httpParser!.parse(rest) {
             case .needMoreData:
                 return
             case .failure(let error):
                 metrics.httpErrors += 1
-                send(.error(error.status, code: "bad_request", message: "\(error)"), keepAlive: false)
+                send(.error(error.status, code: Connection.errorCode(error), message: "\(error)"), keepAlive: false)
                 return
-            case .request(let head, let consumed):
+            case .request(let head, let body, let consumed):
                 offset += consumed
-                owner.respond(to: head, on: self)
+                messagesRead += 1
+                owner.respond(to: head, body: body, on: self)
             }
         }
-        if lifecycle.isOpen && offset < bytes.count {
+        guard offset < bytes.count else { return }
+        if isAwaitingResponse {
+            hold(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+        } else if lifecycle.isOpen {
             processWebSocket(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
         }
     }
 
-    /// Queues an HTTP response; without keep-alive the connection closes once it is written.
+    private static func errorCode(_ error: HTTPParseError) -> String {
+        switch error {
+        case .bodyTooLarge: "too_large"
+        case .lengthRequired: "length_required"
+        case .headersTooLarge, .malformed, .unsupportedVersion: "bad_request"
+        }
+    }
+
+    /// Keeps input that came behind a request whose answer is pending; more than one request's
+    /// worth means the client is not waiting for answers, and it is dropped.
+    private func hold(_ bytes: UnsafeRawBufferPointer) {
+        heldInput.append(contentsOf: bytes)
+        if heldInput.count > owner.limits.maxHeadBytes + owner.limits.maxBodyBytes {
+            metrics.httpErrors += 1
+            perform(lifecycle.ended())
+        }
+    }
+
+    /// The answer to the current request comes later (`send(_:keepAlive:)` when it is ready).
+    func deferResponse() {
+        isAwaitingResponse = true
+    }
+
+    /// Queues an HTTP response; without keep-alive the connection closes once it is written,
+    /// as it does after its last allowed request (`ConnectionLimits.maxRequestsPerConnection`).
+    /// Input held while this answer was pending is parsed now.
     func send(_ response: HTTPResponse, keepAlive: Bool) {
-        guard lifecycle.acceptsOutput, !lifecycle.isOpen else { return }
+        guard lifecycle.acceptsOutput, lifecycle.isHTTP else { return }
+        let keepAlive = keepAlive && lifecycle.mayKeepAlive
         enqueue(ByteChunk(response.serialize(keepAlive: keepAlive)))
         perform(lifecycle.responded(keepAlive: keepAlive, now: owner.now))
+        guard isAwaitingResponse else { return }
+        isAwaitingResponse = false
+        let held = heldInput
+        heldInput = []
+        if !held.isEmpty { held.withUnsafeBytes { processHTTP($0) } }
+    }
+
+    /// Answers the request with `head` (a `200` whose body follows in pieces) and hands the
+    /// connection to `session`, which writes the body with `send(_:)` until either side ends it.
+    func stream(_ head: HTTPResponse, to session: any EndpointSession) {
+        enqueue(ByteChunk(head.serialize(keepAlive: true)))
+        httpParser = nil
+        lifecycle.streamed()
+        self.session = .stream(session)
+        session.opened()
+    }
+
+    /// Answers a connection refused at accept with `answer` (nothing for TLS) and ends it
+    /// without reading a request: the close follows once the peer has read the answer.
+    func refuse(_ answer: [UInt8]) {
+        httpParser = nil
+        if !answer.isEmpty { enqueue(ByteChunk(answer)) }
+        perform(lifecycle.finish(now: owner.now))
     }
 
     /// Answers the request with `response` (a `101`) and speaks WebSocket from here on, with

@@ -24,44 +24,79 @@ final class Connection: EventHandler, Flushable {
     private let tls: TLSSession?
     /// Requests are parsed until the upgrade; nil afterwards.
     var httpParser: HTTPRequestParser?
+    /// Whether the current request's answer comes later (a publish waiting for the disk).
+    var isAwaitingResponse = false
+    /// Input that arrived while an answer was pending, parsed once it is sent.
+    var heldInput: [UInt8] = []
     /// The WebSocket protocol, from the upgrade on.
     var webSocket: WebSocketConnection?
     /// The endpoint's state for this connection, from the upgrade until the close is decided.
     var session: Session?
     /// The negotiated permessage-deflate streams, if any.
     var compression: ConnectionCompression?
+    /// The peer's IP address, the key of per-address limits.
+    let address: String
     /// The slow-consumer limit (`ConnectionLimits.outboundBytes`).
     private let outboundLimit: Int
     private var writeQueue = WriteQueue()
+    /// Whether the last write attempt left bytes the socket refused: only then can what waits
+    /// mean a slow reader (a burst queued within one pass is not one).
+    private var socketFull = false
+    /// The reply to the latest ping, held back while the socket refuses bytes: RFC 6455 §5.5.3
+    /// lets a server answer only the latest, so a peer that pings without reading costs one
+    /// pong, not a queue of them.
+    private var pendingPong: ByteChunk?
+    /// Messages (and HTTP requests) handled since the current readiness event began, against
+    /// `ConnectionLimits.readBudgetMessages`.
+    var messagesRead = 0
     /// Plaintext frames for a TLS connection, encrypted together at the flush: a burst of room
     /// messages becomes one stream of records sealed straight into the chunk the socket sends
     /// from (TLSSession.send(_:byteCount:scratch:)), not one record per message.
     private var tlsPlaintext: [ByteChunk] = []
     private var tlsPlaintextBytes = 0
     private var flushScheduled = false
+    /// Messages queued for the peer and not yet written, and when the oldest of them arrived
+    /// (loop time): the flush that empties the queue records them in the delivery latency
+    /// histogram at once, so a message costs a comparison and an increment, never a clock read.
+    private var unwrittenMessages = 0
+    private var oldestUnwrittenArrival: UInt64 = 0
     private var events: [WebSocketEvent] = []
     /// The connection's place in the owner's list, for O(1) removal.
     var slot = 0
+    /// Refused at accept (over a connection limit): it only says so and closes.
+    var isRefusal = false
 
-    init(fd: Int32, owner: any ConnectionOwner, tls: TLSSession?) {
+    init(fd: Int32, owner: any ConnectionOwner, tls: TLSSession?, address: String = "unknown") {
         self.fd = fd
+        self.address = address
         self.owner = owner
         self.loop = owner.loop
         self.metrics = owner.metrics
         self.tls = tls
         self.outboundLimit = owner.limits.outboundBytes
-        self.httpParser = HTTPRequestParser(maxHeadBytes: owner.limits.maxHeadBytes)
-        self.lifecycle = ConnectionLifecycle(now: owner.now, timeouts: owner.limits.timeouts)
+        self.httpParser = HTTPRequestParser(maxHeadBytes: owner.limits.maxHeadBytes, maxBodyBytes: owner.limits.maxBodyBytes)
+        self.lifecycle = ConnectionLifecycle(
+            now: owner.now, timeouts: owner.limits.timeouts, maxRequests: owner.limits.maxRequestsPerConnection)
     }
 
     // MARK: Reading
 
+    /// Reads until the socket has nothing more, or until this event's budget (bytes and
+    /// messages, `ConnectionLimits`) is spent: then the loop comes back after the other
+    /// sockets and the timers (`EventLoop.readLater`), so one busy peer cannot starve them.
     func readable(hangup: Bool) {
         let buffer = loop.readBuffer
+        var budget = owner.limits.readBudgetBytes
+        messagesRead = 0
         while !lifecycle.isClosed {
+            guard budget > 0, messagesRead < owner.limits.readBudgetMessages else {
+                loop.readLater(fd)
+                return
+            }
             let count: Int
             do {
-                guard let read = try Socket.read(fd, into: buffer) else { return }
+                let window = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, budget)])
+                guard let read = try Socket.read(fd, into: window) else { return }
                 count = read
             } catch {
                 owner.logger.debug("read failed", metadata: ["error": "\(error)"])
@@ -72,6 +107,7 @@ final class Connection: EventHandler, Flushable {
                 perform(lifecycle.ended())
                 return
             }
+            budget -= count
             lifecycle.heard(at: owner.now)
             metrics.bytesIn += count
             receive(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
@@ -92,7 +128,7 @@ final class Connection: EventHandler, Flushable {
             perform(lifecycle.finish(now: owner.now))
             return
         }
-        if tls.hasOutput { scheduleFlush() }
+        if tls.hasUrgentOutput { scheduleFlush() }
         plaintext.withUnsafeBytes { process($0) }
     }
 
@@ -130,37 +166,37 @@ final class Connection: EventHandler, Flushable {
         case .pong, .closeConnection:
             break
         case .write(let chunk):
-            enqueue(chunk)
+            if chunk.bytes.first.map({ $0 & 0x0F == Opcode.pong.rawValue }) == true {
+                pendingPong = chunk
+                scheduleFlush()
+            } else {
+                enqueue(chunk)
+            }
         }
     }
 
     /// Hands a message to the session in the form it takes: relays get it ready to pass on,
     /// with the sender's compression; readers get the payload alone.
     private func deliver(_ opcode: Opcode, _ payload: [UInt8], _ compressed: [UInt8]?) {
-        metrics.messagesIn += 1
+        messagesRead += 1
         switch session {
         case .relay(let relay)?:
+            metrics.messagesReceived[relay.kind] += 1
             relay.relay(OutgoingMessage(relaying: opcode, payload: payload, compressed: compressed))
         case .reader(let reader)?:
+            metrics.messagesReceived[reader.kind] += 1
             reader.received(opcode, payload: payload)
-        case nil:
+        case .stream?, nil:
             break
         }
     }
 
     // MARK: Writing
 
-    /// Queues a frame for the peer; it goes out at the end of this loop iteration. A peer whose
-    /// queue passes the outbound limit is closed as a slow consumer.
+    /// Queues a frame for the peer; it goes out at the end of this loop iteration.
     func send(_ chunk: ByteChunk) {
         guard lifecycle.acceptsOutput else { return }
         enqueue(chunk)
-        let queued = writeQueue.queuedBytes + tlsPlaintextBytes
-        if queued > outboundLimit {
-            metrics.slowConsumers += 1
-            owner.logger.debug("closing a slow consumer", metadata: ["queued": "\(queued)"])
-            close(code: .policyViolation, reason: "slow consumer: outbound queue full")
-        }
     }
 
     /// Frames `message` for this connection's compression and queues it.
@@ -168,16 +204,47 @@ final class Connection: EventHandler, Flushable {
         send(message.frame(for: compression))
     }
 
-    /// Queues bytes without the slow-consumer check: the protocol's own frames (pongs, pings,
-    /// close frames) and HTTP responses.
+    /// Queues a message that arrived at `arrival` (loop time) from a client or the publish API,
+    /// so its wait until the write that carries it is measured.
+    func deliver(_ message: inout OutgoingMessage, arrivedAt arrival: UInt64) {
+        if unwrittenMessages == 0 { oldestUnwrittenArrival = arrival }
+        unwrittenMessages += 1
+        send(message.frame(for: compression))
+    }
+
+    /// Queues bytes, also while closing: the protocol's own frames (pings, close frames) and
+    /// HTTP responses. Every byte counts against the outbound limit.
     func enqueue(_ chunk: ByteChunk) {
+        queue(chunk)
+        scheduleFlush()
+        checkOutbound()
+    }
+
+    /// Appends to the outbound bytes; a pending pong goes first when the socket takes bytes,
+    /// so a ping answered within a fragmented message is answered before the message.
+    private func queue(_ chunk: ByteChunk) {
+        if let pong = pendingPong, !socketFull {
+            pendingPong = nil
+            queue(pong)
+        }
         if tls != nil {
             tlsPlaintext.append(chunk)
             tlsPlaintextBytes += chunk.count
         } else {
             writeQueue.append(chunk)
         }
-        scheduleFlush()
+    }
+
+    /// Closes a slow consumer: a peer whose socket refused bytes at the last write attempt and
+    /// for whom more than the outbound limit now waits. A reader that keeps up has an empty
+    /// socket backlog, so a large burst queued within one pass never closes it.
+    private func checkOutbound() {
+        guard socketFull else { return }
+        let queued = writeQueue.queuedBytes + tlsPlaintextBytes
+        guard queued > outboundLimit, lifecycle.acceptsOutput else { return }
+        metrics.slowConsumers += 1
+        owner.logger.debug("closing a slow consumer", metadata: ["queued": "\(queued)"])
+        close(code: .policyViolation, reason: "slow consumer: outbound queue full")
     }
 
     func scheduleFlush() {
@@ -189,6 +256,10 @@ final class Connection: EventHandler, Flushable {
     func flush() {
         flushScheduled = false
         guard lifecycle.writes else { return }
+        if let pong = pendingPong, !socketFull {
+            pendingPong = nil
+            queue(pong)
+        }
         if let tls {
             if !tlsPlaintext.isEmpty {
                 do {
@@ -211,7 +282,21 @@ final class Connection: EventHandler, Flushable {
             return
         }
         metrics.bytesOut += before - writeQueue.queuedBytes
-        if drained { perform(lifecycle.flushed()) }
+        guard drained else {
+            socketFull = true
+            lifecycle.refused(now: owner.now)
+            checkOutbound()
+            return
+        }
+        socketFull = false
+        lifecycle.drained()
+        if pendingPong != nil { scheduleFlush() }
+        if unwrittenMessages > 0 {
+            let waited = owner.now - min(oldestUnwrittenArrival, owner.now)
+            metrics.deliveryLatency.record(Double(waited) / 1e9, times: UInt64(unwrittenMessages))
+            unwrittenMessages = 0
+        }
+        perform(lifecycle.flushed())
     }
 
     /// Encrypts the frames queued since the last flush as one stream of records.
@@ -224,7 +309,7 @@ final class Connection: EventHandler, Flushable {
     }
 
     func writable() {
-        if !writeQueue.isEmpty || (tls?.hasOutput ?? false) { flush() }
+        if !writeQueue.isEmpty || (tls?.hasUrgentOutput ?? false) { flush() }
     }
 
     // MARK: Closing and time
@@ -271,6 +356,7 @@ final class Connection: EventHandler, Flushable {
         case .closeSocket:
             endSession()
             writeQueue.removeAll()
+            pendingPong = nil
             tlsPlaintext = []
             tlsPlaintextBytes = 0
             loop.deregister(fd)
@@ -285,6 +371,5 @@ final class Connection: EventHandler, Flushable {
         guard let session else { return }
         self.session = nil
         session.base.closed()
-        owner.sessionEnded(self)
     }
 }

@@ -17,11 +17,11 @@ protocol ConnectionOwner: AnyObject {
     /// shared because the loop runs one flush at a time.
     var tlsScratch: UnsafeMutableRawBufferPointer { get }
 
-    /// A complete request arrived while the connection speaks HTTP: answer it with
-    /// `Connection.send(_:keepAlive:)` or `Connection.upgrade(_:to:head:compression:)`.
-    func respond(to head: HTTPRequestHead, on connection: Connection)
-    /// The connection's session ended (its close was decided).
-    func sessionEnded(_ connection: Connection)
+    /// A complete request (with its body, empty without one) arrived while the connection
+    /// speaks HTTP: answer it with `Connection.send(_:keepAlive:)` (after
+    /// `Connection.deferResponse()` when the answer must wait), `Connection.stream(_:to:)` or
+    /// `Connection.upgrade(_:to:head:compression:)`.
+    func respond(to head: HTTPRequestHead, body: [UInt8], on connection: Connection)
     /// The connection's socket is closed: forget the connection.
     func closed(_ connection: Connection)
 }
@@ -35,4 +35,14 @@ struct ConnectionLimits {
     var maxMessageSize: Int
     /// The largest request head (request line and headers); larger ones get `431`.
     var maxHeadBytes = 8192
+    /// The largest request body (the publish API's JSON); larger ones get `413`.
+    var maxBodyBytes = 64 * 1024
+    /// HTTP requests one connection may make (`maxRequestsPerConnection`); the last response
+    /// says `Connection: close`.
+    var maxRequestsPerConnection = 100
+    /// What one readiness event may read from a socket before the loop moves on to the other
+    /// sockets and timers and comes back later: bytes, and messages (or HTTP requests) handled.
+    /// The bytes equal the loop's read buffer, so a steady reader costs no extra reads.
+    var readBudgetBytes = 256 * 1024
+    var readBudgetMessages = 64
 }

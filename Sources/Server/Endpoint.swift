@@ -40,11 +40,14 @@ protocol ReaderSession: EndpointSession {
 enum Session {
     case relay(any RelaySession)
     case reader(any ReaderSession)
+    /// A streamed HTTP response (`/api/v1/presence/stream`): it only writes.
+    case stream(any EndpointSession)
 
     var base: any EndpointSession {
         switch self {
         case .relay(let session): session
         case .reader(let session): session
+        case .stream(let session): session
         }
     }
 }
@@ -54,6 +57,8 @@ enum EndpointKind: String, CaseIterable {
     case echo
     case room
     case chat
+    /// The presence event stream (Server-Sent Events).
+    case stream
 }
 
 /// The outcome of choosing an endpoint for an upgrade request.
@@ -82,8 +87,8 @@ final class EchoEndpoint: Endpoint {
 
         func relay(_ message: OutgoingMessage) {
             var message = message
-            connection.metrics.messagesOut += 1
-            connection.send(&message)
+            connection.metrics.messagesSent[.echo] += 1
+            connection.deliver(&message, arrivedAt: connection.owner.now)
         }
     }
 }

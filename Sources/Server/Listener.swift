@@ -9,7 +9,9 @@ import TLS
 final class Listener: EventHandler {
     let fd: Int32
     let port: Int
-    let tlsContext: TLSContext?
+    /// The context new TLS sessions start from; replaced when the certificate is reloaded
+    /// (each session keeps the one it started with).
+    var tlsContext: TLSContext?
     unowned let server: Server
 
     init(fd: Int32, port: Int, tlsContext: TLSContext?, server: Server) {
@@ -25,10 +27,10 @@ final class Listener: EventHandler {
                 guard let client = try Socket.accept(fd) else { return }
                 server.accepted(client, tls: tlsContext)
             } catch let error where error.errno == EMFILE || error.errno == ENFILE {
-                // Out of descriptors: the pending connections stay in the backlog. Edge
-                // triggering would not report them again, so look again shortly.
-                server.logger.warning("accept: out of file descriptors; retrying in 100 ms")
-                server.loop.schedule(afterMilliseconds: 100) { [weak self] in self?.readable(hangup: false) }
+                // Out of descriptors: the pending connections stay in the backlog, and edge
+                // triggering would not report them again, so the server resumes this listener
+                // when a descriptor frees.
+                server.pauseAccepting(self)
                 return
             } catch {
                 server.logger.debug("accept failed", metadata: ["error": "\(error)"])

@@ -7,27 +7,18 @@ import Store
 struct PrometheusText {
     private(set) var text = ""
 
-    /// A counter with one sample.
-    mutating func counter(_ name: String, _ help: String, _ value: some BinaryInteger) {
-        family(name, "counter", help)
-        text += "\(name) \(value)\n"
+    enum Kind: String {
+        case counter, gauge
     }
 
-    /// A counter with one sample per label set, e.g. `{code="1002"}`.
-    mutating func counter(_ name: String, _ help: String, labelled samples: [(labels: String, value: Int)]) {
-        family(name, "counter", help)
-        for sample in samples { text += "\(name)\(sample.labels) \(sample.value)\n" }
+    /// A counter or gauge with one sample.
+    mutating func add(_ kind: Kind, _ name: String, _ help: String, _ value: some BinaryInteger) {
+        add(kind, name, help, labelled: [(labels: "", value: Int(value))])
     }
 
-    /// A gauge with one sample.
-    mutating func gauge(_ name: String, _ help: String, _ value: some BinaryInteger) {
-        family(name, "gauge", help)
-        text += "\(name) \(value)\n"
-    }
-
-    /// A gauge with one sample per label set.
-    mutating func gauge(_ name: String, _ help: String, labelled samples: [(labels: String, value: Int)]) {
-        family(name, "gauge", help)
+    /// A counter or gauge with one sample per label set, e.g. `{code="1002"}`.
+    mutating func add(_ kind: Kind, _ name: String, _ help: String, labelled samples: [(labels: String, value: Int)]) {
+        family(name, kind.rawValue, help)
         for sample in samples { text += "\(name)\(sample.labels) \(sample.value)\n" }
     }
 

@@ -7,12 +7,25 @@ import WebSocket
 /// `/rooms/{room}`: the plain relay. Every message goes, byte for byte, to every other member.
 ///
 /// A message is framed once and the same chunk is queued on every member: no per-member copy.
+/// Each member publishes within its `PublishRate` (`roomMessagesPerSecond`,
+/// `roomBytesPerSecond`).
 final class RoomEndpoint: Endpoint {
     let rooms = RoomRegistry<Member>()
+    /// Who is in each room by name, for the presence stream, webhook and snapshot.
+    let presence = RoomPresence()
     /// The user name for a valid `token` query parameter, if any (the chat service's accounts).
     private let userName: (HTTPRequestHead) -> String?
+    let messagesPerSecond: Int
+    let bytesPerSecond: Int
+    private let metrics: Metrics
 
-    init(userName: @escaping (HTTPRequestHead) -> String?) {
+    init(
+        metrics: Metrics, messagesPerSecond: Int = 100, bytesPerSecond: Int = 1 << 20,
+        userName: @escaping (HTTPRequestHead) -> String?
+    ) {
+        self.metrics = metrics
+        self.messagesPerSecond = messagesPerSecond
+        self.bytesPerSecond = bytesPerSecond
         self.userName = userName
     }
 
@@ -34,6 +47,7 @@ final class RoomEndpoint: Endpoint {
         let displayName: String
         /// `notices=0` turns the `* ... joined` and `* ... left` lines off.
         let wantsNotices: Bool
+        private var rate: PublishRate
 
         init(_ connection: Connection, endpoint: RoomEndpoint, room: String, displayName: String, wantsNotices: Bool) {
             self.connection = connection
@@ -41,29 +55,63 @@ final class RoomEndpoint: Endpoint {
             self.room = room
             self.displayName = displayName
             self.wantsNotices = wantsNotices
+            self.rate = PublishRate(
+                messagesPerSecond: endpoint.messagesPerSecond, bytesPerSecond: endpoint.bytesPerSecond,
+                now: connection.owner.now)
         }
 
         var kind: EndpointKind { .room }
 
         func opened() {
             let count = endpoint.rooms.join(room, self)
+            endpoint.presence.joined(room, displayName)
             endpoint.notify(room, "* \(displayName) joined (\(count) online)")
         }
 
         func relay(_ message: OutgoingMessage) {
+            switch rate.admit(bytes: message.payload.count, now: connection.owner.now) {
+            case .allow:
+                break
+            case .drop(let notify):
+                connection.metrics.droppedPublishes += 1
+                if notify {
+                    var notice = OutgoingMessage(.text, payload: Array(endpoint.slowDown.utf8))
+                    connection.send(&notice)
+                }
+                return
+            case .close:
+                connection.close(code: .policyViolation, reason: "rate limit exceeded")
+                return
+            }
             let members = endpoint.rooms.members(of: room)
             guard members.count > 1 else { return }
-            var message = message
-            for member in members where member !== self {
-                member.connection.send(&message)
-            }
-            connection.metrics.messagesOut += members.count - 1
+            endpoint.deliver(message, to: members, except: self, arrivedAt: connection.owner.now)
         }
 
         func closed() {
             let count = endpoint.rooms.leave(room, self)
+            endpoint.presence.left(room, displayName)
             endpoint.notify(room, "* \(displayName) left (\(count) online)")
         }
+    }
+
+    /// Queues `message`, which arrived at `arrival` (loop time), on every member but `except`;
+    /// returns how many got it.
+    @discardableResult
+    func deliver(_ message: OutgoingMessage, to members: ContiguousArray<Member>, except: Member?, arrivedAt arrival: UInt64) -> Int {
+        var message = message
+        var count = 0
+        for member in members where member !== except {
+            member.connection.deliver(&message, arrivedAt: arrival)
+            count += 1
+        }
+        metrics.messagesSent[.room] += count
+        return count
+    }
+
+    /// The notice a publisher over its rate gets, at most once a second.
+    var slowDown: String {
+        "* slow down: at most \(messagesPerSecond) messages and \(bytesPerSecond) bytes a second; messages over it are dropped"
     }
 
     private func notify(_ room: String, _ text: String) {

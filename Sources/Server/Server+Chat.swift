@@ -1,11 +1,13 @@
 import Chat
+import Crypto
 import HTTP
 import JSON
+import Posix
 import Store
-import Crypto
 
-/// The chat service's place in the server: the store it lives on, the presence timer, and the
-/// admin HTTP APIs (`/api/v1/presence`, `/api/v1/tree/{path}`).
+/// The chat service's place in the server: the store it lives on, the presence timer, the admin
+/// HTTP APIs (`/api/v1/presence`, `/api/v1/tree/{path}`), and the one admin check that every
+/// admin endpoint uses (`adminRefusal`).
 extension Server {
     /// How often folded `presence` diffs are sent (docs/protocol.md, "Events": at most one diff per group per period).
     static let presenceMilliseconds = 50
@@ -14,10 +16,21 @@ extension Server {
     /// A locked or corrupt data folder throws, which stops the start.
     func openChat() throws {
         let durability = Durability(rawValue: configuration.durability) ?? .fsync
+        var chatConfiguration = ChatConfiguration()
+        chatConfiguration.allowSignup = configuration.allowSignup
+        chatConfiguration.tokenLifetime = Int64(configuration.tokenLifetime)
+        chatConfiguration.messagesPerSecond = configuration.messagesPerSecond
+        chatConfiguration.maxTextBytes = min(16 * 1024, configuration.maxMessageSize)
+        chatConfiguration.userMessagesPerSecond = configuration.userMessagesPerSecond
+        chatConfiguration.signupsPerHour = configuration.signupsPerHour
+        chatConfiguration.retentionMessages = configuration.retentionMessages
+        chatConfiguration.retentionMilliseconds = Int64(configuration.retentionDays) * 86_400_000
         let opened = try Store.open(
             directory: configuration.dataDirectory, durability: durability,
             compactAfterBytes: configuration.compactAfterBytes, segmentBytes: configuration.segmentBytes,
-            recentMessages: configuration.recentMessages, logger: logger)
+            recentMessages: configuration.recentMessages, idempotencyFields: ChatService<ChatEndpoint>.idempotencyFields,
+            retention: ChatService<ChatEndpoint>.retention(chatConfiguration, now: ChatClock.system.milliseconds()),
+            logger: logger)
         let store = opened.store
         let state = ChatState(tree: opened.tree, storedCounts: store.storedMessageCounts)
         let secret: [UInt8]
@@ -31,16 +44,15 @@ extension Server {
                 throw error
             }
         }
-        var chatConfiguration = ChatConfiguration()
-        chatConfiguration.allowSignup = configuration.allowSignup
-        chatConfiguration.tokenLifetime = Int64(configuration.tokenLifetime)
-        chatConfiguration.messagesPerSecond = configuration.messagesPerSecond
-        chatConfiguration.maxTextBytes = min(16 * 1024, configuration.maxMessageSize)
         let endpoint = ChatEndpoint(server: self)
         let service = ChatService(
             state: state, store: store, transport: endpoint, secret: secret,
             configuration: chatConfiguration, logger: logger)
         endpoint.attach(service)
+        service.onPresenceChange = { [unowned self] change in presenceChanged(change) }
+        if let offlineWebhook {
+            service.onOfflineDelivery = { delivery in offlineWebhook.enqueue(delivery.json, type: "offline") }
+        }
         let bound = LoopBound(service)
         let loop = self.loop
         store.onDurable = { ticket in loop.execute { bound.value.durable(through: ticket) } }
@@ -56,6 +68,7 @@ extension Server {
     private func schedulePresence() {
         loop.schedule(afterMilliseconds: Server.presenceMilliseconds) { [unowned self] in
             chat?.service?.flushPresence()
+            flushRoomPresence()
             schedulePresence()
         }
     }
@@ -80,24 +93,36 @@ extension Server {
         return Crypto.constantTimeEquals(Array(header.dropFirst(prefix.count).utf8), Array(adminToken.utf8))
     }
 
-    private static let adminRequired = HTTPResponse.error(
-        .unauthorized, code: "unauthorized", message: "send Authorization: Bearer <admin token>")
+    /// The refusal for an admin endpoint, or nil when the request may pass: every admin API
+    /// answers `403` unless an admin token is configured and this request presents it, so
+    /// nothing about users is served anonymously (docs/security.md). With
+    /// `acceptingStreamToken` (the presence stream), a valid stream token in the `token` query
+    /// parameter counts too, for `EventSource`, which cannot send headers (StreamToken).
+    func adminRefusal(_ head: HTTPRequestHead, acceptingStreamToken: Bool = false) -> HTTPResponse? {
+        guard let adminToken = configuration.adminToken else {
+            return .error(.forbidden, code: "forbidden",
+                          message: "the admin APIs are off: configure an admin token (adminToken) to use them")
+        }
+        if isAdmin(head) { return nil }
+        if acceptingStreamToken, let token = head.query["token"],
+           StreamToken.verify(token, key: Array(adminToken.utf8), now: SystemClock.epochMilliseconds() / 1000) {
+            return nil
+        }
+        return .error(.forbidden, code: "forbidden", message: "send Authorization: Bearer <admin token>")
+    }
 
-    /// `GET /api/v1/presence`: open when no admin token is configured.
+    /// `GET /api/v1/presence`: admin only.
     func presenceResponse(_ head: HTTPRequestHead) -> HTTPResponse {
-        if configuration.adminToken != nil && !isAdmin(head) { return Server.adminRequired }
+        if let refusal = adminRefusal(head) { return refusal }
         guard let service = chat?.service else {
             return .error(.serviceUnavailable, code: "unavailable", message: "the store is not loaded yet")
         }
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot())
+        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot(rooms: rooms.presence.snapshot))
     }
 
-    /// `GET /api/v1/tree/{path}`: admin only, so refused outright when no admin token is set.
+    /// `GET /api/v1/tree/{path}`: admin only.
     func treeResponse(_ path: String, _ head: HTTPRequestHead) -> HTTPResponse {
-        guard configuration.adminToken != nil else {
-            return .error(.forbidden, code: "forbidden", message: "the tree API needs an admin token in the configuration (adminToken)")
-        }
-        guard isAdmin(head) else { return Server.adminRequired }
+        if let refusal = adminRefusal(head) { return refusal }
         let components = path.split(separator: "/").map(String.init)
         guard let service = chat?.service, let value = service.subtree(components) else {
             return .error(.notFound, code: "not_found", message: "nothing at /\(path) in the tree")

@@ -2,22 +2,33 @@ import Bytes
 import HTTP
 import WebSocket
 
-/// Answering requests: plain responses, and upgrades to an endpoint's WebSocket.
+/// Answering requests: plain responses, the publish API, the presence stream, and upgrades to
+/// an endpoint's WebSocket.
 extension Server {
-    func respond(to head: HTTPRequestHead, on connection: Connection) {
-        guard head.method == "GET" else {
+    func respond(to head: HTTPRequestHead, body: [UInt8], on connection: Connection) {
+        let route = Route(path: head.path)
+        guard route.methods.contains(head.method) else {
+            let allowed = route.methods.joined(separator: ", ")
             var response = HTTPResponse.error(
-                .methodNotAllowed, code: "method_not_allowed", message: "only GET is served here")
-            response.headers.add("Allow", "GET")
+                .methodNotAllowed, code: "method_not_allowed", message: "\(head.path) answers \(allowed) only")
+            response.headers.add("Allow", allowed)
             connection.send(response, keepAlive: false)
             return
         }
-        let keepAlive = head.keepAlive && !head.hasBody
-        let route = Route(path: head.path)
-        if route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade") {
+        switch route {
+        case .groupMessages(let group):
+            publishToGroup(group, body: body, head: head, on: connection)
+        case .roomMessages(let room):
+            connection.send(publishToRoom(room, body: body, head: head), keepAlive: head.keepAlive)
+        case .presenceToken:
+            connection.send(presenceTokenResponse(head), keepAlive: head.keepAlive)
+        case .presenceStream:
+            openPresenceStream(head, on: connection)
+        case _ where head.method == "GET" && route.isWebSocket && head.headers.containsToken("websocket", in: "Upgrade"):
             upgrade(connection, head, route: route)
-        } else {
-            connection.send(plainResponse(for: route, head: head), keepAlive: keepAlive)
+        default:
+            let response = plainResponse(for: route, head: head)
+            connection.send(head.method == "HEAD" ? response.headResponse() : response, keepAlive: head.keepAlive)
         }
     }
 
@@ -36,15 +47,8 @@ extension Server {
         case .accept(let accepted):
             response = accepted
         }
-        guard webSocketCount < configuration.maxConnections else {
-            return connection.send(
-                .error(.serviceUnavailable, code: "unavailable",
-                       message: "the server is at its connection limit; try again later"),
-                keepAlive: false)
-        }
         let negotiated = compression.negotiate(offers: head.headers.values("Sec-WebSocket-Extensions"))
         if let negotiated { response.headers.add("Sec-WebSocket-Extensions", negotiated.answer) }
-        webSocketCount += 1
         connection.upgrade(response, to: endpoint, head: head, compression: negotiated?.compression)
     }
 }

@@ -9,26 +9,43 @@ extension Server {
         for connection in connections {
             byKind[connection.session?.base.kind.rawValue ?? "http", default: 0] += 1
         }
-        exposition.gauge(
+        exposition.add(.gauge,
             "switchboard_connections", "Open connections by endpoint (http: not upgraded).",
             labelled: byKind.sorted { $0.key < $1.key }.map { (labels: "{kind=\"\($0.key)\"}", value: $0.value) })
-        exposition.gauge("switchboard_rooms", "Plain relay rooms with members.", rooms.rooms.roomCount)
+        exposition.add(.gauge, "switchboard_rooms", "Plain relay rooms with members.", rooms.rooms.roomCount)
         if let service = chat?.service {
-            exposition.gauge("switchboard_groups", "Chat groups stored.", service.state.groups.count)
-            exposition.gauge("switchboard_online_users", "Users with at least one open /ws connection.", service.onlineUserCount)
-            exposition.gauge("switchboard_messages_stored", "Chat messages stored.", service.state.messageCount)
+            exposition.add(.gauge, "switchboard_groups", "Chat groups stored.", service.state.groups.count)
+            exposition.add(.gauge, "switchboard_online_users", "Users with at least one open /ws connection.", service.onlineUserCount)
+            exposition.add(.gauge, "switchboard_messages_stored", "Chat messages stored.", service.state.messageCount)
         }
         metrics.write(to: &exposition)
+        var webhooks: [(name: String, statistics: Webhook.Statistics)] = []
+        if let presenceWebhook { webhooks.append(("presence", presenceWebhook.statistics)) }
+        if let offlineWebhook { webhooks.append(("offline", offlineWebhook.statistics)) }
+        if !webhooks.isEmpty { Server.write(webhooks, to: &exposition) }
         if let statistics = store?.statistics { Server.write(statistics, to: &exposition) }
         return exposition.text
     }
 
+    private static func write(_ webhooks: [(name: String, statistics: Webhook.Statistics)], to exposition: inout PrometheusText) {
+        func samples(_ value: (Webhook.Statistics) -> Int) -> [(labels: String, value: Int)] {
+            webhooks.map { (labels: "{webhook=\"\($0.name)\"}", value: value($0.statistics)) }
+        }
+        exposition.add(.counter, "switchboard_webhook_events_queued_total", "Events accepted into a webhook's queue.", labelled: samples(\.queued))
+        exposition.add(.counter, "switchboard_webhook_events_delivered_total", "Events a webhook receiver acknowledged (2xx).", labelled: samples(\.delivered))
+        exposition.add(.counter,
+            "switchboard_webhook_events_dropped_total", "Events dropped because a webhook's queue was full.", labelled: samples(\.dropped))
+        exposition.add(.counter,
+            "switchboard_webhook_failed_attempts_total", "Webhook requests that failed and will be retried.", labelled: samples(\.failedAttempts))
+        exposition.add(.gauge, "switchboard_webhook_events_waiting", "Events queued for a webhook, not yet sent.", labelled: samples(\.waiting))
+    }
+
     private static func write(_ statistics: StoreStatistics, to exposition: inout PrometheusText) {
-        exposition.counter("switchboard_store_fsyncs_total", "Journal fsyncs.", statistics.fsyncs)
-        exposition.counter("switchboard_store_mutations_total", "Mutations made durable.", statistics.mutations)
-        exposition.counter("switchboard_store_failures_total", "Failed journal writes or compactions.", statistics.failures)
-        exposition.gauge("switchboard_store_journal_bytes", "Bytes in the journal since the last snapshot.", statistics.journalBytes)
-        exposition.gauge("switchboard_store_snapshot_bytes", "Bytes in the last snapshot.", statistics.snapshotBytes)
+        exposition.add(.counter, "switchboard_store_fsyncs_total", "Journal fsyncs.", statistics.fsyncs)
+        exposition.add(.counter, "switchboard_store_mutations_total", "Mutations made durable.", statistics.mutations)
+        exposition.add(.counter, "switchboard_store_failures_total", "Failed journal writes or compactions.", statistics.failures)
+        exposition.add(.gauge, "switchboard_store_journal_bytes", "Bytes in the journal since the last snapshot.", statistics.journalBytes)
+        exposition.add(.gauge, "switchboard_store_snapshot_bytes", "Bytes in the last snapshot.", statistics.snapshotBytes)
         exposition.histogram("switchboard_store_flush_seconds", "Time to write and fsync one journal batch.", statistics.flushLatency)
         exposition.histogram("switchboard_store_batch_mutations", "Mutations per fsync (group commit).", statistics.batchSize)
     }

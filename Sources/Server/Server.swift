@@ -22,18 +22,30 @@ public final class Server: ConnectionOwner {
     let compression: CompressionPolicy
     let echo = EchoEndpoint()
     private(set) var rooms: RoomEndpoint!
+    private(set) var presenceStream: PresenceStream!
+    let presenceWebhook: Webhook?
+    let offlineWebhook: Webhook?
     /// `/ws` and the store it persists to, from `start` on (see Server+Chat.swift).
     var chat: ChatEndpoint?
     var store: Store?
     var connections: ContiguousArray<Connection> = []
-    /// Upgraded connections whose close is not decided yet (`maxConnections` counts these).
-    var webSocketCount = 0
+    /// Open sockets per peer address, against `maxConnectionsPerAddress`.
+    private var addressCounts: [String: Int] = [:]
+    /// Every client socket counts against this: `maxConnections`, lowered at start to what the
+    /// descriptor limit leaves after a reserve for the store, listeners and the loop. WebSockets
+    /// and presence streams need no count of their own: they are sockets.
+    private(set) var socketLimit: Int
+    /// Connections refused at accept that are still saying so (at most `maxRefusing`).
+    private var refusing = 0
+    /// Listeners that ran out of descriptors; resumed when a connection closes (or at a tick).
+    private var pausedListeners: [Listener] = []
+    private var lastDescriptorWarning: UInt64?
     /// Where a TLS 1.2 connection gathers its queued frames for one `SSL_write` at the flush
     /// (TLSSession.send(_:byteCount:scratch:); TLS 1.3 seals from the frames directly): four
     /// full records, shared because the loop runs one flush at a time.
     let tlsScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * 16_384, alignment: 16)
-    private var listeners: [Listener] = []
-    private var pages: [String: [UInt8]] = [:]
+    var listeners: [Listener] = []
+    let staticFiles: StaticFiles
     private var isReady = false
     private var shutdownDeadline: UInt64?
 
@@ -41,11 +53,19 @@ public final class Server: ConnectionOwner {
     static let closeTimeout: UInt64 = 2_000_000_000
     static let tickMilliseconds = 250
     static let shutdownMilliseconds: UInt64 = 3000
+    /// Descriptors kept free of connections: listeners, epoll, eventfd, signalfd, the store's
+    /// files, a static file being read.
+    static let reservedDescriptors = 32
+    /// Refused connections answered gracefully at once (a write, then a close once the peer
+    /// has read it, at most the close timeout later); more are closed at once. Taken from the
+    /// reserve above.
+    static let maxRefusing = 16
 
     public init(configuration: ServerConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
         self.loop = try EventLoop()
+        self.socketLimit = configuration.maxConnections
         self.compression = CompressionPolicy(configuration: configuration.deflate)
         self.limits = ConnectionLimits(
             timeouts: .init(
@@ -56,11 +76,35 @@ public final class Server: ConnectionOwner {
             // Never less than two of the largest messages, so one legitimate big message never
             // counts as a slow reader.
             outboundBytes: max(configuration.outboundQueueBytes, 2 * configuration.maxMessageSize),
-            maxMessageSize: configuration.maxMessageSize)
-        self.rooms = RoomEndpoint { [unowned self] head in chatUserName(head) }
-        for name in ["index.html"] {
-            if let page = FileSystem.readFile(configuration.publicDirectory + "/" + name) { pages[name] = page }
+            maxMessageSize: configuration.maxMessageSize,
+            maxRequestsPerConnection: configuration.maxRequestsPerConnection)
+        self.staticFiles = StaticFiles(directory: configuration.publicDirectory, logger: logger)
+        self.presenceWebhook = try Server.webhook(configuration.presenceWebhook, "presenceWebhook", configuration, logger)
+        self.offlineWebhook = try Server.webhook(configuration.offlineWebhook, "offlineWebhook", configuration, logger)
+        self.rooms = RoomEndpoint(
+            metrics: metrics,
+            messagesPerSecond: configuration.roomMessagesPerSecond,
+            // Never below the largest message, which must always be able to pass.
+            bytesPerSecond: max(configuration.roomBytesPerSecond, configuration.maxMessageSize)
+        ) { [unowned self] head in chatUserName(head) }
+        self.presenceStream = PresenceStream(
+            epoch: String(SystemClock.epochMilliseconds()),
+            heartbeatMilliseconds: Int(configuration.heartbeatInterval * 1000)
+        ) { [unowned self] in presenceSnapshot() }
+    }
+
+    /// The webhook posting to `url`, if one is set; a URL without a secret stops the start.
+    private static func webhook(
+        _ url: String?, _ setting: String, _ configuration: ServerConfiguration, _ logger: Logger
+    ) throws(WebhookError) -> Webhook? {
+        guard let url else { return nil }
+        guard let target = WebhookTarget(url) else {
+            throw WebhookError(description: "\(setting) must be an http://host[:port]/path URL")
         }
+        guard let secret = configuration.webhookSecret, !secret.isEmpty else {
+            throw WebhookError(description: "\(setting) needs webhookSecret, the key its requests are signed with")
+        }
+        return Webhook(target: target, secret: Array(secret.utf8), queueLimit: configuration.webhookQueueLimit, logger: logger)
     }
 
     deinit {
@@ -75,7 +119,8 @@ public final class Server: ConnectionOwner {
     /// ports actually bound.
     public func start(tls: TLSContext?) throws -> [String] {
         let limit = Socket.raiseFileLimit()
-        logger.debug("file descriptor limit \(limit)")
+        socketLimit = max(1, min(configuration.maxConnections, limit - Server.reservedDescriptors))
+        logger.debug("file descriptor limit \(limit), connections at most \(socketLimit)")
         try openChat()
         var urls: [String] = []
         let plain = try Socket.listen(host: configuration.host, port: configuration.port)
@@ -91,7 +136,9 @@ public final class Server: ConnectionOwner {
             logger.notice("received signal \(signal): shutting down")
             beginShutdown()
         }
+        try loop.onReloadSignal { [unowned self] in reloadCertificate() }
         scheduleTick()
+        scheduleHeartbeat()
         isReady = true
         return urls
     }
@@ -102,7 +149,24 @@ public final class Server: ConnectionOwner {
         try loop.run()
     }
 
+    /// A plain refusal for a client over a connection limit, written once before the close.
+    private static let busy = Array(HTTPResponse.error(
+        .serviceUnavailable, code: "unavailable", message: "the server is at its connection limit; try again later"
+    ).serialize(keepAlive: false))
+    private static let tooManyFromAddress = Array(HTTPResponse.error(
+        .tooManyRequests, code: "rate_limited", message: "too many connections from your address; close some first"
+    ).serialize(keepAlive: false))
+
     func accepted(_ fd: Int32, tls context: TLSContext?) {
+        let address = Socket.peerAddress(fd)
+        let fromAddress = addressCounts[address, default: 0]
+        let perAddress = configuration.maxConnectionsPerAddress
+        let underLimit = connections.count - refusing < socketLimit
+        guard underLimit, perAddress == 0 || fromAddress < perAddress else {
+            metrics.refusedConnections += 1
+            refuse(fd, plain: context == nil, underLimit ? Server.tooManyFromAddress : Server.busy)
+            return
+        }
         var session: TLSSession?
         if let context {
             do {
@@ -113,7 +177,7 @@ public final class Server: ConnectionOwner {
                 return
             }
         }
-        let connection = Connection(fd: fd, owner: self, tls: session)
+        let connection = Connection(fd: fd, owner: self, tls: session, address: address)
         do {
             try loop.register(fd, connection)
         } catch {
@@ -123,15 +187,54 @@ public final class Server: ConnectionOwner {
         }
         connection.slot = connections.count
         connections.append(connection)
+        addressCounts[address] = fromAddress + 1
+    }
+
+    /// Answers a connection over a limit and closes it once the answer is read, so the close
+    /// does not turn the peer's unread request into a reset that destroys the answer. A TLS
+    /// client could not read a plaintext answer: it just sees the close.
+    private func refuse(_ fd: Int32, plain: Bool, _ answer: [UInt8]) {
+        let connection = Connection(fd: fd, owner: self, tls: nil)
+        guard refusing < Server.maxRefusing, (try? loop.register(fd, connection)) != nil else {
+            if plain { Socket.writeOnce(fd, answer) }
+            Socket.close(fd)
+            return
+        }
+        refusing += 1
+        connection.isRefusal = true
+        connection.slot = connections.count
+        connections.append(connection)
+        connection.refuse(plain ? answer : [])
+    }
+
+    /// A listener hit the descriptor limit: it stays paused, its backlog waiting in the
+    /// kernel, until a connection closes. Warns at most once a second.
+    func pauseAccepting(_ listener: Listener) {
+        if !pausedListeners.contains(where: { $0 === listener }) { pausedListeners.append(listener) }
+        let now = loop.now
+        if lastDescriptorWarning.map({ now - $0 >= 1_000_000_000 }) ?? true {
+            lastDescriptorWarning = now
+            logger.warning("accept: out of file descriptors; accepting again when a connection closes")
+        }
+    }
+
+    private func resumeAccepting() {
+        let paused = pausedListeners
+        pausedListeners.removeAll()
+        for listener in paused where listeners.contains(where: { $0 === listener }) {
+            listener.readable(hangup: false)
+        }
     }
 
     var now: UInt64 { loop.now }
 
-    func sessionEnded(_ connection: Connection) {
-        webSocketCount -= 1
-    }
-
     func closed(_ connection: Connection) {
+        if connection.isRefusal {
+            refusing -= 1
+        } else if let count = addressCounts[connection.address] {
+            addressCounts[connection.address] = count > 1 ? count - 1 : nil
+        }
+        defer { if !pausedListeners.isEmpty { resumeAccepting() } }
         let slot = connection.slot
         guard slot < connections.count, connections[slot] === connection else { return }
         let last = connections.removeLast()
@@ -189,12 +292,8 @@ public final class Server: ConnectionOwner {
             return presenceResponse(head)
         case .tree(let path):
             return treeResponse(path, head)
-        case .page(let name):
-            guard let page = pages[name] else { break }
-            var response = HTTPResponse(status: .ok, body: page)
-            response.headers.add("Content-Type", "text/html; charset=utf-8")
-            response.headers.add("Cache-Control", "no-cache")
-            return response
+        case .page(let path):
+            if let response = staticFiles.response(for: path, head: head) { return response }
         default:
             break
         }
@@ -212,6 +311,7 @@ public final class Server: ConnectionOwner {
 
     private func tick() {
         let now = loop.now
+        if !pausedListeners.isEmpty { resumeAccepting() }
         // Iterate by index from the end: a tick may close (and so remove) connections.
         var index = connections.count - 1
         while index >= 0 {

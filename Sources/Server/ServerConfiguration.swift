@@ -27,17 +27,48 @@ public struct ServerConfiguration: Sendable {
     public var allowSignup = true
     public var allowAnonymousRooms = true
     public var adminToken: String?
+    /// Where presence changes are posted (`presenceWebhook`, an `http://` URL), if anywhere.
+    public var presenceWebhook: String?
+    /// Where stored messages for offline members are posted (`offlineWebhook`), if anywhere.
+    public var offlineWebhook: String?
+    /// The HMAC-SHA256 key that signs every webhook request (`webhookSecret`); required with a
+    /// webhook URL.
+    public var webhookSecret: String?
+    /// Events a webhook may hold while its receiver is unreachable; later ones are dropped and
+    /// counted (`webhookQueueLimit`).
+    public var webhookQueueLimit = 10_000
     public var authSecret: String?
     /// permessage-deflate (RFC 7692); `deflate.isEnabled` is the `compression` setting.
     public var deflate = DeflateConfiguration()
     public var maxMessageSize = 1 << 20
+    /// Open client sockets of any kind (HTTP, WebSocket, TLS handshakes); more are closed at
+    /// accept with `503`. Lowered at start to what the descriptor limit allows.
     public var maxConnections = 100_000
+    /// Open sockets from one client address; more are closed at accept with `429` (0: no cap).
+    public var maxConnectionsPerAddress = 1000
+    /// HTTP requests on one keep-alive connection; the last answer says `Connection: close`.
+    public var maxRequestsPerConnection = 100
     /// Bytes a connection may have waiting to be sent before it is closed as a slow consumer.
     public var outboundQueueBytes = 4 << 20
     public var messagesPerSecond = 100
+    /// Messages and bytes per second one `/rooms` connection may publish (bursts of twice
+    /// that); more are dropped with a notice, and three times the rate within a second closes
+    /// the connection with 1008.
+    public var roomMessagesPerSecond = 100
+    public var roomBytesPerSecond = 1 << 20
+    /// Messages per second one user may `send`, across all of the user's connections.
+    public var userMessagesPerSecond = 100
+    /// Signups per hour from one client address.
+    public var signupsPerHour = 10
+    /// Per-group history kept at compaction: at most this many messages (0: all) and none
+    /// older than this many days (0: forever).
+    public var retentionMessages = 0
+    public var retentionDays = 0
     public var handshakeTimeout = 10.0
     public var idleTimeout = 60.0
     public var pingInterval = 25.0
+    /// Seconds between the presence stream's heartbeat comments (`heartbeatInterval`).
+    public var heartbeatInterval = 15.0
     /// Where the browser client's files live (served at `/`).
     public var publicDirectory = "Public"
 

@@ -19,7 +19,11 @@ final class Checkpoint {
     let layout: StoreLayout
     let files: MessageFiles
     let segmentBytes: Int
+    /// The fields whose values index each message record by idempotency key (nil: none).
+    let keyFields: IdempotencyFields?
     let logger: Logger
+    /// What `commit` deletes for retention; set by the store's owner through `Store.retention`.
+    var retention = MessageRetention()
     /// What the files hold as of the last commit (plus, during `commit`, the groups written).
     private(set) var manifest: Manifest
     /// The tree without `Messages`, always an object.
@@ -30,6 +34,8 @@ final class Checkpoint {
     private var staleFiles: [String] = []
     /// Files and folders written since the last commit and not yet flushed.
     private var unsynced = Unsynced()
+    /// Idempotency keys of the in-order records written since the last commit, per group.
+    private var newKeys: [String: [IdempotencyKey]] = [:]
 
     /// What `commit` must flush before the manifest may name it.
     struct Unsynced {
@@ -57,18 +63,24 @@ final class Checkpoint {
     struct PendingGroup {
         /// Message id to its new value serialized, or nil for a deletion.
         var records: [String: [UInt8]?] = [:]
+        /// The idempotency keys of the records in `records` that have one.
+        var keys: [String: IdempotencyKey] = [:]
         /// The group was replaced or deleted: its stored segments no longer count.
         var dropsStored = false
         /// False after a deletion of the whole group with nothing written since.
         var exists = true
     }
 
-    init(layout: StoreLayout, files: MessageFiles, manifest: Manifest, documents: JSONValue, segmentBytes: Int, logger: Logger) {
+    init(
+        layout: StoreLayout, files: MessageFiles, manifest: Manifest, documents: JSONValue, segmentBytes: Int,
+        keyFields: IdempotencyFields?, logger: Logger
+    ) {
         self.layout = layout
         self.files = files
         self.manifest = manifest
         self.documents = documents
         self.segmentBytes = segmentBytes
+        self.keyFields = keyFields
         self.logger = logger
     }
 
@@ -141,7 +153,13 @@ final class Checkpoint {
             DocumentTree.apply(relative, to: &wrapper)
             // `updateValue`, because assigning nil through the subscript would remove the key
             // instead of recording the deletion.
-            group.records.updateValue(wrapper["v"].map(\.serialized), forKey: mid)
+            let value = wrapper["v"]
+            group.records.updateValue(value.map(\.serialized), forKey: mid)
+            if let keyFields, let owner = value?[keyFields.owner]?.stringValue, let key = value?[keyFields.key]?.stringValue {
+                group.keys[mid] = IdempotencyKey(owner: owner, key: key)
+            } else {
+                group.keys[mid] = nil
+            }
             pending[gid] = group
         }
     }
@@ -190,6 +208,8 @@ final class Checkpoint {
         /// Per written group, its highest in-order id now on disk (nil: none).
         var lastIDs: [String: String?]
         var appendedBytes: Int
+        /// Per group, what retention deleted.
+        var dropped: [String: DroppedMessages] = [:]
     }
 
     /// Writes every change and the manifest for journal `generation`; see the type's comment
@@ -203,14 +223,65 @@ final class Checkpoint {
         pending.removeAll()
         try syncWrittenFiles()
         try writeDocuments()
+        let expired = expiredSegments()
+        for (gid, segments) in expired {
+            outcome.dropped[gid] = dropSegments(gid, segments)
+        }
         manifest.generation = generation
         try io(FileSystem.writeFile(manifest.serialized, to: layout.temporaryManifest, mode: 0o600))
         try io(FileSystem.rename(layout.temporaryManifest, to: layout.manifest))
         try io(FileSystem.syncDirectory(layout.directory))
-        for path in staleFiles { _ = try? FileSystem.removeIfExists(path) }
-        staleFiles.removeAll()
+        // The index learns the new keys before the caller hears of the commit (and drops the
+        // messages from memory); the deleted segments' keys go while their indexes still exist.
+        for (gid, keys) in newKeys { files.keys.add(keys, group: gid) }
+        newKeys.removeAll()
+        for (gid, segments) in expired {
+            for segment in segments where segment.keyed > 0 {
+                let keys = (try? files.index(gid, segment))?.compactMap(\.key) ?? []
+                files.keys.remove(keys, group: gid)
+            }
+        }
         files.replace(manifest.groups)
+        files.retire(staleFiles)
+        staleFiles.removeAll()
         return outcome
+    }
+
+    /// Per group, the oldest sealed segments that `retention` lets go, oldest first.
+    private func expiredSegments() -> [String: [SegmentSummary]] {
+        guard !retention.isUnlimited else { return [:] }
+        var expired: [String: [SegmentSummary]] = [:]
+        for (gid, catalog) in manifest.groups {
+            var newer = catalog.recordCount
+            var count = 0
+            // The last segment is the open one: never deleted, so sequence numbers never repeat.
+            while count < catalog.segments.count - 1 {
+                let segment = catalog.segments[count]
+                newer -= segment.records
+                let beyondNewest = retention.keepNewest > 0 && newer >= retention.keepNewest
+                let tooOld = retention.before.map { segment.records == 0 || segment.last < $0 } ?? false
+                guard beyondNewest || tooOld else { break }
+                count += 1
+            }
+            if count > 0 { expired[gid] = Array(catalog.segments[..<count]) }
+        }
+        return expired
+    }
+
+    /// Takes `segments` (the oldest of group `gid`) out of the manifest and marks their files
+    /// stale; relocated records of messages with ids in their range, or that live in them, go too.
+    private func dropSegments(_ gid: String, _ segments: [SegmentSummary]) -> DroppedMessages {
+        guard var catalog = manifest.groups[gid] else { return DroppedMessages(through: "", records: 0) }
+        let sequences = Set(segments.map(\.sequence))
+        let through = segments.filter { $0.records > 0 }.map(\.last).max() ?? ""
+        catalog.segments.removeFirst(segments.count)
+        catalog.relocated = catalog.relocated.filter { mid, location in mid > through && !sequences.contains(location.sequence) }
+        manifest.groups[gid] = catalog
+        for segment in segments {
+            staleFiles.append(layout.segment(gid, segment.sequence))
+            staleFiles.append(layout.index(gid, segment.sequence))
+        }
+        return DroppedMessages(through: through, records: segments.reduce(0) { $0 + $1.records })
     }
 
     /// Appends one group's pending records to its files and records the result in `manifest`
@@ -248,7 +319,12 @@ final class Checkpoint {
             catalog.segments[open].bytes += length + 1
             if inOrder {
                 let before = writes.index[sequence]?.count ?? 0
-                SegmentFormat.appendIndexLine(.init(id: mid, offset: offset, length: length), to: &writes.index[sequence, default: []])
+                let key = group.keys[mid]
+                if let key {
+                    newKeys[gid, default: []].append(key)
+                    catalog.segments[open].keyed += 1
+                }
+                SegmentFormat.appendIndexLine(.init(id: mid, offset: offset, length: length, key: key), to: &writes.index[sequence, default: []])
                 catalog.segments[open].indexBytes += (writes.index[sequence]?.count ?? 0) - before
                 if catalog.segments[open].records == 0 { catalog.segments[open].first = mid }
                 catalog.segments[open].last = mid

@@ -6,7 +6,7 @@ import JSON
 /// ```json
 /// {"format":2,"journal":7,"documents":["Auth","Groups","Users"],
 ///  "messages":{"<gid>":{"segments":[{"sequence":1,"bytes":1048601,"indexBytes":190211,
-///                                    "records":5130,"first":"-Nq..","last":"-Nr.."}],
+///                                    "records":5130,"keyed":5100,"first":"-Nq..","last":"-Nr.."}],
 ///                       "relocated":{"<mid>":[3,88211,141]}}}}
 /// ```
 /// `journal` is the highest rotated journal generation whose mutations the files already hold.
@@ -25,7 +25,7 @@ struct Manifest: Sendable, Equatable {
                 [
                     "sequence": .integer(Int64(segment.sequence)), "bytes": .integer(Int64(segment.bytes)),
                     "indexBytes": .integer(Int64(segment.indexBytes)), "records": .integer(Int64(segment.records)),
-                    "first": .string(segment.first), "last": .string(segment.last),
+                    "keyed": .integer(Int64(segment.keyed)), "first": .string(segment.first), "last": .string(segment.last),
                 ]
             }
             var relocated: [String: JSONValue] = [:]
@@ -65,7 +65,7 @@ struct Manifest: Sendable, Equatable {
                 else { throw .init(reason: "a segment of group \(gid) is incomplete") }
                 catalog.segments.append(SegmentSummary(
                     sequence: Int(sequence), bytes: Int(bytes), indexBytes: Int(indexBytes), records: Int(records),
-                    first: first, last: last))
+                    keyed: Int(segment["keyed"]?.int64Value ?? 0), first: first, last: last))
             }
             for (mid, location) in relocated {
                 guard case .array(let parts) = location, parts.count == 3, let sequence = parts[0].int64Value,

@@ -33,6 +33,9 @@ public struct SegmentSummary: Sendable, Equatable {
     public var indexBytes: Int
     /// In-order records (index lines).
     public var records: Int
+    /// Index lines that carry an idempotency key: a segment without any is not read to build
+    /// the `IdempotencyIndex` at start.
+    public var keyed = 0
     /// Lowest and highest in-order id; empty while `records` is 0.
     public var first: String
     public var last: String

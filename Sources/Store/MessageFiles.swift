@@ -17,6 +17,11 @@ final class MessageFiles: @unchecked Sendable {
     private var cache: [String: [SegmentFormat.IndexEntry]] = [:]
     private var cacheOrder: [String] = []
     static let cachedIndexes = 64
+    /// Which group holds each idempotency key.
+    let keys = IdempotencyIndex()
+    /// Reads under way (`reading`), and files retired while they ran, deleted by the last.
+    private var activeReads = 0
+    private var retired: [String] = []
 
     init(layout: StoreLayout, catalogs: [String: GroupCatalog]) {
         self.layout = layout
@@ -35,6 +40,33 @@ final class MessageFiles: @unchecked Sendable {
     /// Installs the catalogs a checkpoint committed.
     func replace(_ new: [String: GroupCatalog]) {
         lock.withLock { catalogs = new }
+    }
+
+    /// Runs `body`, a read of committed files that may have taken a catalog before the last
+    /// `replace`: files retired meanwhile stay until it (and every other read) is done.
+    func reading<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        lock.withLock { activeReads += 1 }
+        defer {
+            let doomed: [String] = lock.withLock {
+                activeReads -= 1
+                guard activeReads == 0 else { return [] }
+                defer { retired.removeAll() }
+                return retired
+            }
+            for path in doomed { _ = try? FileSystem.removeIfExists(path) }
+        }
+        return try body()
+    }
+
+    /// Deletes files no catalog names any more (call after `replace`): now, or when the reads
+    /// under way are done.
+    func retire(_ paths: [String]) {
+        let now: [String] = lock.withLock {
+            guard activeReads > 0 else { return paths }
+            retired += paths
+            return []
+        }
+        for path in now { _ = try? FileSystem.removeIfExists(path) }
     }
 
     /// Up to `limit` records with ids below `before` (all when nil), newest ones, ascending;
@@ -99,6 +131,29 @@ final class MessageFiles: @unchecked Sendable {
         let position = Self.firstIndex(in: entries, notBefore: mid)
         guard position < entries.count, entries[position].id == mid else { return nil }
         return try readOne(gid, mid, location(segment, entries[position]))
+    }
+
+    /// The message whose index line carries `key`, and its group; nil when none does.
+    func sentBy(_ key: IdempotencyKey) throws(StoreError) -> (group: String, id: String, value: JSONValue)? {
+        guard let gid = keys.group(of: key) else { return nil }
+        let catalog = catalog(gid)
+        for segment in catalog.segments.reversed() where segment.keyed > 0 {
+            for entry in try index(gid, segment) where entry.key == key {
+                return try record(gid, entry.id).map { (gid, entry.id, $0) }
+            }
+        }
+        return nil
+    }
+
+    /// Reads every keyed index line into `keys` and marks it ready: what the indexes of all
+    /// groups say, read once at start on the compactor thread.
+    func buildKeys() throws(StoreError) {
+        defer { keys.markReady() }
+        for (gid, catalog) in all {
+            for segment in catalog.segments where segment.keyed > 0 {
+                keys.add(try parsedIndex(gid, segment).compactMap(\.key), group: gid)
+            }
+        }
     }
 
     /// The value of the record at `location` (nil for a deletion).
@@ -266,9 +321,20 @@ final class MessageFiles: @unchecked Sendable {
 
     /// The parsed index of `segment`, from the cache when its committed length is unchanged.
     func index(_ gid: String, _ segment: SegmentSummary) throws(StoreError) -> [SegmentFormat.IndexEntry] {
-        let path = layout.index(gid, segment.sequence)
-        let key = path + "#\(segment.indexBytes)"
+        let key = layout.index(gid, segment.sequence) + "#\(segment.indexBytes)"
         if let cached = lock.withLock({ cache[key] }) { return cached }
+        let entries = try parsedIndex(gid, segment)
+        lock.withLock {
+            cache[key] = entries
+            cacheOrder.append(key)
+            if cacheOrder.count > Self.cachedIndexes { cache[cacheOrder.removeFirst()] = nil }
+        }
+        return entries
+    }
+
+    /// The committed lines of `segment`'s index, read and parsed now.
+    private func parsedIndex(_ gid: String, _ segment: SegmentSummary) throws(StoreError) -> [SegmentFormat.IndexEntry] {
+        let path = layout.index(gid, segment.sequence)
         let bytes = try readRange(path, offset: 0, count: segment.indexBytes)
         guard bytes.count == segment.indexBytes else {
             throw .corruptSegment(file: path, offset: bytes.count, reason: "the index is shorter than its manifest says")
@@ -278,11 +344,6 @@ final class MessageFiles: @unchecked Sendable {
             entries = try SegmentFormat.parseIndex(bytes)
         } catch {
             throw .corrupt(file: path, line: error.line, reason: "not an index line (offset length \"id\")")
-        }
-        lock.withLock {
-            cache[key] = entries
-            cacheOrder.append(key)
-            if cacheOrder.count > Self.cachedIndexes { cache[cacheOrder.removeFirst()] = nil }
         }
         return entries
     }
@@ -318,4 +379,6 @@ final class MessageFiles: @unchecked Sendable {
 public struct MessagePage: Sendable {
     public var records: [(id: String, value: JSONValue)]
     public var more: Bool
+    /// The group the records are in, for a `.sentBy` query (nil when nothing was found).
+    public var group: String? = nil
 }

@@ -6,7 +6,8 @@ import JSON
 /// sorted keys, or `"value":null` for a deleted message. A record that is not in the segment's
 /// id order (see `GroupCatalog.relocated`) says so: `{"id":"<mid>","moved":true,"value":...}`. An index line is
 /// `<offset> <length> "<mid>"`: where the record starts in the segment, its length without the
-/// newline, and its id as a JSON string; index lines are in id order, so a reader finds a page
+/// newline, and its id as a JSON string, followed by ` "<owner>" "<key>"` when the record has an
+/// idempotency key (`IdempotencyFields`); index lines are in id order, so a reader finds a page
 /// by binary search and reads it with one `pread`.
 enum SegmentFormat {
     /// One entry of a segment's index.
@@ -14,6 +15,7 @@ enum SegmentFormat {
         var id: String
         var offset: Int
         var length: Int
+        var key: IdempotencyKey? = nil
     }
 
     /// Appends a record line (newline included) and returns its length without the newline.
@@ -34,6 +36,12 @@ enum SegmentFormat {
     static func appendIndexLine(_ entry: IndexEntry, to out: inout [UInt8]) {
         out.append(contentsOf: "\(entry.offset) \(entry.length) ".utf8)
         JSONEncoding.appendEscapedString(entry.id, to: &out)
+        if let key = entry.key {
+            out.append(0x20)
+            JSONEncoding.appendEscapedString(key.owner, to: &out)
+            out.append(0x20)
+            JSONEncoding.appendEscapedString(key.key, to: &out)
+        }
         out.append(0x0A)
     }
 
@@ -92,13 +100,43 @@ enum SegmentFormat {
             return value
         }
         guard let offset = number(), let length = number() else { return nil }
-        let quoted = line[position...]
-        // Push ids need no escapes: take the bytes between the quotes without a parser.
-        if quoted.count >= 2, quoted.first == 0x22, quoted.last == 0x22, !quoted.contains(0x5C) {
-            return IndexEntry(id: String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self), offset: offset, length: length)
+        var strings: [String] = []
+        while position < line.endIndex {
+            if !strings.isEmpty {
+                guard line[position] == 0x20 else { return nil }
+                position += 1
+            }
+            guard let (string, end) = quotedString(line, from: position) else { return nil }
+            strings.append(string)
+            position = end
         }
-        guard let id = (try? JSONValue.parse(Array(quoted), limits: .trustedFile))?.stringValue else { return nil }
-        return IndexEntry(id: id, offset: offset, length: length)
+        switch strings.count {
+        case 1: return IndexEntry(id: strings[0], offset: offset, length: length)
+        case 3: return IndexEntry(id: strings[0], offset: offset, length: length, key: IdempotencyKey(owner: strings[1], key: strings[2]))
+        default: return nil
+        }
+    }
+
+    /// The JSON string starting at `start` and the position after its closing quote.
+    private static func quotedString(_ line: ArraySlice<UInt8>, from start: Int) -> (String, Int)? {
+        guard start < line.endIndex, line[start] == 0x22 else { return nil }
+        var position = start + 1
+        var escaped = false
+        while position < line.endIndex {
+            let byte = line[position]
+            if byte == 0x5C {
+                escaped = true
+                position += 2
+                continue
+            }
+            if byte == 0x22 { break }
+            position += 1
+        }
+        guard position < line.endIndex else { return nil }
+        // Push ids need no escapes: take the bytes between the quotes without a parser.
+        if !escaped { return (String(decoding: line[(start + 1)..<position], as: UTF8.self), position + 1) }
+        guard let string = (try? JSONValue.parse(Array(line[start...position]), limits: .trustedFile))?.stringValue else { return nil }
+        return (string, position + 1)
     }
 
     private static let recordPrefix: [UInt8] = Array(#"{"id":"#.utf8)

@@ -9,12 +9,18 @@ extension Store {
         // loop and the writer first when they share a core with it. (Linux keeps nice values
         // per thread; 0 names the calling one.)
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        do throws(StoreError) {
+            if keyFields != nil { try files.buildKeys() } else { files.keys.markReady() }
+        } catch {
+            logger.error("reading the idempotency keys of the segment indexes failed; resent messages may be stored twice: \(error)")
+        }
         while true {
-            let job: (generation: Int, ticket: UInt64)? = compactorMonitor.withLock {
+            let job: (generation: Int, ticket: UInt64, retention: MessageRetention)? = compactorMonitor.withLock {
                 while rotated.isEmpty && !compactorStopping { compactorMonitor.wait() }
-                return rotated.isEmpty ? nil : rotated.removeFirst()
+                return rotated.isEmpty ? nil : (rotated[0].generation, rotated.removeFirst().ticket, retentionValue)
             }
             guard let job else { return }
+            checkpoint.retention = job.retention
             runCheckpoint(generation: job.generation, ticket: job.ticket)
         }
     }
@@ -47,7 +53,10 @@ extension Store {
             return checkpointHandler
         }
         logger.info("checkpoint \(generation): \(outcome.appendedBytes) segment bytes for \(outcome.lastIDs.count) groups in \(Int(milliseconds)) ms")
-        handler(CheckpointReport(ticket: ticket, lastIDs: outcome.lastIDs.compactMapValues { $0 }))
+        for (gid, dropped) in outcome.dropped.sorted(by: { $0.key < $1.key }) {
+            logger.info("retention: deleted \(dropped.records) messages of group \(gid) (ids through \(dropped.through))")
+        }
+        handler(CheckpointReport(ticket: ticket, lastIDs: outcome.lastIDs.compactMapValues { $0 }, dropped: outcome.dropped))
     }
 
     /// Stops the compactor (after the checkpoints queued) and the reader; `close` calls it

@@ -19,12 +19,18 @@ extension Store {
     /// so the store starts with an empty journal, and leftovers of a crashed checkpoint are
     /// removed. Start-up reads the manifest, the small documents, the journals and the ends of
     /// the segments: its time does not grow with the number of stored messages.
+    ///
+    /// `idempotencyFields` names the two fields of a message record that the segment indexes
+    /// carry, for `mayHaveStored` and `.sentBy` reads; `retention` is what the start-up
+    /// checkpoint and the later ones may delete until `retention` is set again.
     public static func open(
         directory: String,
         durability: Durability = .fsync,
         compactAfterBytes: Int = 64 << 20,
         segmentBytes: Int = 1 << 20,
         recentMessages: Int = 200,
+        idempotencyFields: IdempotencyFields? = nil,
+        retention: MessageRetention = MessageRetention(),
         logger: Logger
     ) throws(StoreError) -> (store: Store, tree: JSONValue) {
         let start = SystemClock.monotonicNanoseconds()
@@ -37,12 +43,13 @@ extension Store {
             let layout = StoreLayout(directory: directory)
             if !FileSystem.exists(layout.manifest) {
                 if FileSystem.exists(layout.legacySnapshot) || FileSystem.exists(layout.journal) {
-                    try migrate(layout, segmentBytes: segmentBytes, logger: logger)
+                    try migrate(layout, segmentBytes: segmentBytes, keyFields: idempotencyFields, logger: logger)
                 } else {
                     try create(layout, segmentBytes: segmentBytes, logger: logger)
                 }
             }
-            let checkpoint = try loadCheckpoint(layout, segmentBytes: segmentBytes, logger: logger)
+            let checkpoint = try loadCheckpoint(layout, segmentBytes: segmentBytes, keyFields: idempotencyFields, logger: logger)
+            checkpoint.retention = retention
             let (lines, generation) = try applyJournals(layout, checkpoint, logger: logger)
             try removeLeftovers(layout, checkpoint.manifest)
             let journalFD = try io(FileSystem.open(layout.journal, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o600))
@@ -61,6 +68,7 @@ extension Store {
                 layout: layout, durability: durability, compactAfterBytes: compactAfterBytes, recentMessages: recentMessages,
                 logger: logger, lockFD: lockFD, journalFD: journalFD, generation: generation, checkpoint: checkpoint)
             checkpoint.paced = true
+            store.retentionValue = retention
             try store.startThreads()
             let milliseconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e6
             logger.info(
@@ -78,13 +86,16 @@ extension Store {
     private static func create(_ layout: StoreLayout, segmentBytes: Int, logger: Logger) throws(StoreError) {
         let files = MessageFiles(layout: layout, catalogs: [:])
         let checkpoint = Checkpoint(
-            layout: layout, files: files, manifest: Manifest(), documents: .object([:]), segmentBytes: segmentBytes, logger: logger)
+            layout: layout, files: files, manifest: Manifest(), documents: .object([:]), segmentBytes: segmentBytes,
+            keyFields: nil, logger: logger)
         try checkpoint.apply(.set(path: [], value: DocumentTree.empty))
         _ = try checkpoint.commit(generation: 0)
     }
 
     /// Reads the manifest and the documents it names.
-    private static func loadCheckpoint(_ layout: StoreLayout, segmentBytes: Int, logger: Logger) throws(StoreError) -> Checkpoint {
+    private static func loadCheckpoint(
+        _ layout: StoreLayout, segmentBytes: Int, keyFields: IdempotencyFields?, logger: Logger
+    ) throws(StoreError) -> Checkpoint {
         let manifestValue = try parseFile(layout.manifest)
         let manifest: Manifest
         do throws(Mutation.DecodingError) {
@@ -102,7 +113,8 @@ extension Store {
         }
         let files = MessageFiles(layout: layout, catalogs: manifest.groups)
         return Checkpoint(
-            layout: layout, files: files, manifest: manifest, documents: .object(documents), segmentBytes: segmentBytes, logger: logger)
+            layout: layout, files: files, manifest: manifest, documents: .object(documents), segmentBytes: segmentBytes,
+            keyFields: keyFields, logger: logger)
     }
 
     /// Replays every journal newer than the manifest into `checkpoint` and, when there was

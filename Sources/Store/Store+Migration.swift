@@ -16,7 +16,7 @@ extension Store {
     /// written out before the next is read, so a snapshot of ten million messages never exists
     /// in memory as values. A journal that replaces the whole tree or all of `Messages` (only
     /// a hand-written one does) makes the migration load the tree whole instead.
-    static func migrate(_ layout: StoreLayout, segmentBytes: Int, logger: Logger) throws(StoreError) {
+    static func migrate(_ layout: StoreLayout, segmentBytes: Int, keyFields: IdempotencyFields?, logger: Logger) throws(StoreError) {
         let start = SystemClock.monotonicNanoseconds()
         logger.notice("converting \(layout.directory) from tree.json and journal.jsonl to segments (once)")
         try io(FileSystem.removeTree(layout.documents))
@@ -29,7 +29,8 @@ extension Store {
         }
         let files = MessageFiles(layout: layout, catalogs: [:])
         let checkpoint = Checkpoint(
-            layout: layout, files: files, manifest: Manifest(), documents: .object([:]), segmentBytes: segmentBytes, logger: logger)
+            layout: layout, files: files, manifest: Manifest(), documents: .object([:]), segmentBytes: segmentBytes,
+            keyFields: keyFields, logger: logger)
         let wholeTree = journal.contains { $0.path.isEmpty || ($0.path.first == "Messages" && $0.path.count < 2) }
         var byGroup: [String: [Mutation]] = [:]
         var others: [Mutation] = []

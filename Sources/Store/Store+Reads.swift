@@ -5,6 +5,10 @@ import JSON
 extension Store {
     /// Reads `query` now, on the calling thread.
     public func read(_ query: MessageQuery) throws(StoreError) -> MessagePage {
+        try files.reading { () throws(StoreError) in try readNow(query) }
+    }
+
+    private func readNow(_ query: MessageQuery) throws(StoreError) -> MessagePage {
         switch query {
         case .older(let group, let before, let limit):
             return try files.older(group, before: before, limit: limit)
@@ -13,7 +17,22 @@ extension Store {
         case .one(let group, let id):
             let value = try files.record(group, id)
             return MessagePage(records: value.map { [(id, $0)] } ?? [], more: false)
+        case .sentBy(let key):
+            guard let found = try files.sentBy(key) else { return MessagePage(records: [], more: false) }
+            return MessagePage(records: [(found.id, found.value)], more: false, group: found.group)
         }
+    }
+
+    /// Whether a stored message may carry idempotency key `key`: false is certain, true is
+    /// confirmed (or not) by reading `.sentBy(key)`.
+    public func mayHaveStored(_ key: IdempotencyKey) -> Bool {
+        keyFields != nil && files.keys.mayContain(key)
+    }
+
+    /// What retention lets the next checkpoints delete (see `MessageRetention`).
+    public var retention: MessageRetention {
+        get { compactorMonitor.withLock { retentionValue } }
+        set { compactorMonitor.withLock { retentionValue = newValue } }
     }
 
     /// Queues `query` for the reader thread, which reports it to `onRead` with `tag`.
@@ -33,7 +52,7 @@ extension Store {
     /// Every stored message of `group` (not those only in the journal), ascending: for the
     /// tree API, which reads on the caller's thread.
     public func storedMessages(of group: String) throws(StoreError) -> [(id: String, value: JSONValue)] {
-        try files.everything(group)
+        try files.reading { () throws(StoreError) in try files.everything(group) }
     }
 
     /// Per group, how many messages the segments hold.

@@ -14,8 +14,8 @@ extension Store {
         if let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) {
             defer { FileSystem.close(fd) }
             let secret = try io(FileSystem.readAll(fd, path: path))
-            guard secret.count >= 16 else {
-                throw StoreError.invalidSecret(path: path, reason: "it holds \(secret.count) bytes, fewer than 16")
+            guard secret.count >= 32 else {
+                throw StoreError.invalidSecret(path: path, reason: "it holds \(secret.count) bytes, fewer than 32")
             }
             if try io(FileSystem.permissions(path)) & 0o077 != 0 {
                 logger.warning("the secret file \(path) is readable by other users; chmod 600 it")

@@ -39,6 +39,8 @@ public final class Store: @unchecked Sendable {
     public let compactAfterBytes: Int
     /// Messages per group that `open` returns in the tree (the rest stay on disk).
     public let recentMessages: Int
+    /// The fields that index message records by idempotency key (nil: not indexed).
+    public let keyFields: IdempotencyFields?
     let logger: Logger
     let layout: StoreLayout
     let files: MessageFiles
@@ -84,6 +86,8 @@ public final class Store: @unchecked Sendable {
     var compactorStopping = false
     var compactorThread: pthread_t?
     let checkpoint: Checkpoint
+    /// What the next checkpoint may delete; guarded by `compactorMonitor`.
+    var retentionValue = MessageRetention()
 
     /// The reader's queue and wakeup.
     let readerMonitor = Monitor()
@@ -111,6 +115,7 @@ public final class Store: @unchecked Sendable {
         layout: StoreLayout, durability: Durability, compactAfterBytes: Int, recentMessages: Int, logger: Logger,
         lockFD: Int32, journalFD: Int32, generation: Int, checkpoint: Checkpoint
     ) {
+        self.keyFields = checkpoint.keyFields
         self.directory = layout.directory
         self.layout = layout
         self.durability = durability

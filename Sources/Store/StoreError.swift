@@ -35,6 +35,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Runs a file system call, reporting its failure as the store's `io` error.
+@discardableResult
 func io<T>(_ call: @autoclosure () throws(FileError) -> T) throws(StoreError) -> T {
     do {
         return try call()

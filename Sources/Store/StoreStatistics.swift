@@ -45,15 +45,15 @@ public struct StoreStatistics: Sendable, Equatable {
             self.counts = Array(repeating: 0, count: upperBounds.count + 1)
         }
 
-        /// Adds one observation.
-        public mutating func record(_ value: Double) {
+        /// Adds `times` observations of `value` (several messages written by one flush).
+        public mutating func record(_ value: Double, times: UInt64 = 1) {
             var bucket = 0
             while bucket < upperBounds.count && value > upperBounds[bucket] {
                 bucket += 1
             }
-            counts[bucket] += 1
-            sum += value
-            count += 1
+            counts[bucket] += times
+            sum += value * Double(times)
+            count += times
         }
     }
 }

@@ -42,6 +42,17 @@ final class RecordSealer {
     private let nonce: UnsafeMutablePointer<UInt8>
     /// The next record's sequence number.
     private(set) var sequence: UInt64
+    /// Set by `retire()`: the keys are wiped and nothing more can be sealed.
+    private(set) var isRetired = false
+
+    /// Whether the sealer is tested against this OpenSSL (`OpenSSL_version_num()`): 3.0.x,
+    /// which hands the write keys over once and leaves KeyUpdate to us. From 3.2 OpenSSL offers
+    /// the BIO new keys after a KeyUpdate, which this type does not take, and the session would
+    /// fail; other versions keep OpenSSL's own record layer.
+    static func isTested(openSSLVersion: UInt) -> Bool {
+        // 0xMNN00PP0: major and minor in the top 12 bits.
+        openSSLVersion >> 20 == 0x300
+    }
 
     /// Takes over the write direction from the key material OpenSSL offered, or returns nil
     /// when the keys are not TLS 1.3 ones for a cipher this type seals (OpenSSL then keeps
@@ -80,12 +91,22 @@ final class RecordSealer {
     }
 
     deinit {
+        retire()
         EVP_CIPHER_CTX_free(context)
-        secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
-        OPENSSL_cleanse(iv, 12)
-        OPENSSL_cleanse(nonce, 12)
         iv.deallocate()
         nonce.deallocate()
+    }
+
+    /// Wipes the traffic secret, the IV and the expanded key when the session ends, rather
+    /// than whenever the object happens to be freed; sealing afterwards fails.
+    func retire() {
+        guard !isRetired else { return }
+        isRetired = true
+        secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+        secret = []
+        EVP_CIPHER_CTX_reset(context)
+        OPENSSL_cleanse(iv, 12)
+        OPENSSL_cleanse(nonce, 12)
     }
 
     private static func cipher(for type: UInt16) -> OpaquePointer? {
@@ -150,6 +171,9 @@ final class RecordSealer {
     private func sealRecord(at header: UnsafeMutableRawPointer, contentLength: Int, type: UInt8) throws(TLSError)
         -> UnsafeMutableRawPointer
     {
+        guard !isRetired else {
+            throw TLSError(kind: .closed, summary: "the TLS session has ended")
+        }
         guard sequence < UInt64.max else {
             throw TLSError(kind: .protocol, summary: "the TLS record sequence number is exhausted")
         }
@@ -185,6 +209,9 @@ final class RecordSealer {
     /// the next secret is HKDF-Expand-Label(secret, "traffic upd"), and the key and IV come
     /// from it as they did at the handshake; the sequence number starts again at zero.
     func updateKeys() throws(TLSError) {
+        guard !isRetired else {
+            throw TLSError(kind: .closed, summary: "the TLS session has ended")
+        }
         let next = try expandLabel(secret, label: "traffic upd", length: secret.count)
         var key = try expandLabel(next, label: "key", length: keyLength)
         defer { key.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }

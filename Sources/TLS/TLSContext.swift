@@ -14,6 +14,10 @@ public final class TLSContext: @unchecked Sendable {
 
     /// The `SSL_CTX *`, owned by this object.
     let pointer: OpaquePointer
+    /// Whether TLS 1.3 sessions seal their own records (`RecordSealer`).
+    public let recordSealing: Bool
+    /// Whether the OpenSSL this process runs with is one the sealer is tested against.
+    public static let sealsRecordsByDefault = RecordSealer.isTested(openSSLVersion: OpenSSL_version_num())
 
     /// TLS 1.2 ciphers: forward secrecy (ECDHE) and authenticated encryption only, AES-128-GCM
     /// first (see `tls13CipherSuites`).
@@ -30,12 +34,20 @@ public final class TLSContext: @unchecked Sendable {
     /// - Throws: `TLSError` naming the file and OpenSSL's reason when a file is missing,
     ///   unreadable or not PEM, when the key does not match the leaf, or when OpenSSL rejects
     ///   a setting.
-    public init(certificateChainPath: String, privateKeyPath: String) throws(TLSError) {
+    ///
+    /// `recordSealing` hands TLS 1.3 encryption to `RecordSealer`; it is on only with the
+    /// OpenSSL versions the sealer is tested against (`RecordSealer.isTested`), because it
+    /// relies on how they hand over keys. Elsewhere OpenSSL's own record layer encrypts.
+    public init(
+        certificateChainPath: String, privateKeyPath: String,
+        recordSealing: Bool = TLSContext.sealsRecordsByDefault
+    ) throws(TLSError) {
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_server_method()) else {
             throw TLSError.openSSL(.configuration, "could not create an OpenSSL server context")
         }
         pointer = context
+        self.recordSealing = recordSealing
         try applyPolicy()
         try loadCertificateChain(path: certificateChainPath)
         try loadPrivateKey(path: privateKeyPath, certificateChainPath: certificateChainPath)
@@ -52,8 +64,10 @@ public final class TLSContext: @unchecked Sendable {
         SSL_CTX_set_options(
             pointer,
             COpenSSL_SSL_OP_NO_RENEGOTIATION() | COpenSSL_SSL_OP_NO_COMPRESSION()
-                | COpenSSL_SSL_OP_CIPHER_SERVER_PREFERENCE() | COpenSSL_SSL_OP_PRIORITIZE_CHACHA()
-                | COpenSSL_SSL_OP_ENABLE_KTLS())
+                | COpenSSL_SSL_OP_CIPHER_SERVER_PREFERENCE() | COpenSSL_SSL_OP_PRIORITIZE_CHACHA())
+        if recordSealing {
+            SSL_CTX_set_options(pointer, COpenSSL_SSL_OP_ENABLE_KTLS())
+        }
         guard SSL_CTX_set_cipher_list(pointer, Self.tls12CipherList) == 1 else {
             throw TLSError.openSSL(.configuration, "could not set the TLS 1.2 cipher list")
         }
@@ -68,7 +82,9 @@ public final class TLSContext: @unchecked Sendable {
         SSL_CTX_set_info_callback(pointer, TLSSession.infoCallback)
         // TLS 1.3 records are sealed by the session (RecordSealer), which OpenSSL hands its write
         // keys to as it would to the kernel; the key log gives it the secret for KeyUpdate.
-        SSL_CTX_set_keylog_callback(pointer, TLSSession.keyLogCallback)
+        if recordSealing {
+            SSL_CTX_set_keylog_callback(pointer, TLSSession.keyLogCallback)
+        }
     }
 
     private func loadCertificateChain(path: String) throws(TLSError) {

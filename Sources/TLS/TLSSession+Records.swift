@@ -119,12 +119,14 @@ extension TLSSession {
         guard let base = plaintext.baseAddress else {
             return
         }
+        updateKeysIfDue()
         if let sealer = directSealer {
             try seal(with: sealer, CollectionOfOne(plaintext), byteCount: plaintext.count, type: RecordSealer.applicationData)
             return
         }
         let records = (plaintext.count + Self.maxRecordPlaintext - 1) / Self.maxRecordPlaintext
         outbound.reserve(plaintext.count + records * Self.maxRecordOverhead)
+        recordsUnderKey += UInt64(records)
         var written = 0
         while written < plaintext.count {
             ERR_clear_error()
@@ -143,6 +145,21 @@ extension TLSSession {
             pendingPlaintext.append(contentsOf: UnsafeRawBufferPointer(rebasing: plaintext[written...]))
             return
         }
+    }
+
+    /// Asks OpenSSL for a KeyUpdate of our own (TLS 1.3) once `keyUpdateInterval` records went
+    /// out under the current key; OpenSSL sends it with the next write, before the data, and
+    /// the sealer (if any) moves to the next keys as it goes out (`sealFromOpenSSL`).
+    func updateKeysIfDue() {
+        guard (sealer?.sequence ?? recordsUnderKey) >= keyUpdateInterval,
+            SSL_version(ssl) == TLS1_3_VERSION, SSL_get_key_update_type(ssl) == SSL_KEY_UPDATE_NONE
+        else {
+            return
+        }
+        if SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED) == 1 {
+            recordsUnderKey = 0
+        }
+        ERR_clear_error()
     }
 
     /// Encrypts what was queued before the handshake finished (or after a deferred write).

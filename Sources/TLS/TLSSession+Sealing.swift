@@ -26,6 +26,7 @@ extension TLSSession {
             }
             return
         }
+        updateKeysIfDue()
         if let sealer = directSealer {
             try seal(with: sealer, chunks.lazy.map(\.bytes), byteCount: byteCount, type: RecordSealer.applicationData)
             return

@@ -37,6 +37,8 @@ public final class TLSSession {
 
     /// Set once `SSL_do_handshake` succeeds; application data flows only afterwards.
     var handshakeDone = false
+    /// Whether the waiting output is only what may wait for the next write (`hasUrgentOutput`).
+    private var outputCanWait = false
     /// The first fatal error; once set, OpenSSL's state is unusable (and `SSL_shutdown` must not
     /// be called), so every later call reports it again.
     var failure: TLSError?
@@ -46,6 +48,12 @@ public final class TLSSession {
     var renegotiationAttempted = false
     /// Set once `close()` queued our close_notify; sending after it would violate the protocol.
     var closeQueued = false
+    /// TLS 1.3 records sent under the current write key on OpenSSL's own record path (the
+    /// sealer counts its own), towards `keyUpdateInterval`.
+    var recordsUnderKey: UInt64 = 0
+    /// Records after which we send a KeyUpdate of our own: AES-GCM may seal at most 2^24.5
+    /// records under one key (RFC 8446 §5.5), so we move on well before 2^24.
+    var keyUpdateInterval: UInt64 = 1 << 23
 
     /// Whether the peer sent close_notify: no more application data will arrive, and the caller
     /// should `close()` and then close the socket once the output is written.
@@ -76,6 +84,8 @@ public final class TLSSession {
 
     deinit {
         SSL_free(ssl)
+        sealer?.retire()
+        writeTrafficSecret?.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
     }
 
     /// Whether the handshake has finished and application data can flow both ways.
@@ -86,6 +96,19 @@ public final class TLSSession {
     /// Whether ciphertext is waiting for `takeOutput()`.
     public var hasOutput: Bool {
         !outbound.isEmpty
+    }
+
+    /// Whether the waiting ciphertext must be written now because the peer waits for it: the
+    /// handshake's flights (TLS 1.2's last one included) and anything queued beside them.
+    ///
+    /// What OpenSSL writes on its own once a TLS 1.3 handshake is complete (the session tickets,
+    /// a KeyUpdate answer) can wait for the next write of application data, the response to the
+    /// client's first request: one packet fewer per connection, and no ticket reaches a client
+    /// while it is still sending that request. Python's `ssl` loses the request when its reader
+    /// thread handles a ticket while its writer thread sends (the websockets library reads and
+    /// writes from two threads), and the connection then stalls until the handshake timeout.
+    public var hasUrgentOutput: Bool {
+        hasOutput && !outputCanWait
     }
 
     /// Hands over the ciphertext waiting to be written to the socket and empties the buffer.
@@ -116,6 +139,11 @@ public final class TLSSession {
         defer {
             inbound = UnsafeRawBufferPointer(start: nil, count: 0)
             inboundOffset = 0
+        }
+        let wasDone = handshakeDone
+        let urgentBefore = hasUrgentOutput
+        defer {
+            outputCanWait = !urgentBefore && handshakeDone && (wasDone || SSL_version(ssl) == TLS1_3_VERSION)
         }
         if !handshakeDone {
             try continueHandshake()
@@ -169,6 +197,8 @@ public final class TLSSession {
         // and a failure here has no one to report to, so the queue is just cleared.
         _ = SSL_shutdown(ssl)
         ERR_clear_error()
+        // Nothing is sent after close_notify: the write keys and secret go now.
+        sealer?.retire()
     }
 
     /// The negotiated protocol version, e.g. "TLSv1.3", once the handshake is complete.

@@ -41,6 +41,16 @@ extension Setting {
         }
     }
 
+    /// A secret: null (none, or generated where the server can), or at least 32 bytes, so it
+    /// cannot be guessed or brute-forced.
+    static func secret(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String?> & Sendable) -> Setting {
+        Setting(key: key, accepts: "null or a secret of at least 32 bytes") { options, value in
+            guard value.isEmpty || value.utf8.count >= 32 else { return false }
+            options.server[keyPath: path] = value.isEmpty ? nil : value
+            return true
+        }
+    }
+
     static func integer(_ key: String, _ path: WritableKeyPath<ServerConfiguration, Int> & Sendable, _ range: ClosedRange<Int>) -> Setting {
         Setting(key: key, accepts: "a whole number from \(range.lowerBound) to \(range.upperBound)") { options, value in
             guard let number = Int(value), range.contains(number) else { return false }
@@ -75,6 +85,14 @@ extension Setting {
         }
     }
 
+    static func webhook(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String?> & Sendable) -> Setting {
+        Setting(key: key, accepts: "an http://host[:port]/path URL or null") { options, value in
+            guard value.isEmpty || WebhookTarget(value) != nil else { return false }
+            options.server[keyPath: path] = value.isEmpty ? nil : value
+            return true
+        }
+    }
+
     static func choice(_ key: String, _ choices: [String], _ apply: @escaping @Sendable (inout Options, String) -> Void) -> Setting {
         Setting(key: key, accepts: "one of \(choices.joined(separator: ", "))") { options, value in
             guard choices.contains(value) else { return false }
@@ -100,8 +118,12 @@ extension Setting {
         .list("allowedOrigins", \.allowedOrigins),
         .flag("allowSignup", \.allowSignup),
         .flag("allowAnonymousRooms", \.allowAnonymousRooms),
-        .optionalText("adminToken", \.adminToken),
-        .optionalText("authSecret", \.authSecret),
+        .secret("adminToken", \.adminToken),
+        .webhook("presenceWebhook", \.presenceWebhook),
+        .webhook("offlineWebhook", \.offlineWebhook),
+        .secret("webhookSecret", \.webhookSecret),
+        .integer("webhookQueueLimit", \.webhookQueueLimit, 1...10_000_000),
+        .secret("authSecret", \.authSecret),
         .integer("tokenLifetime", \.tokenLifetime, 1...(10 * 366 * 86400)),
         .flag("compression", \.deflate.isEnabled),
         .integer("compressionThreshold", \.deflate.threshold, 0...(64 << 20)),
@@ -112,11 +134,20 @@ extension Setting {
         .flag("compressionClientContextTakeover", \.deflate.clientContextTakeover),
         .integer("maxMessageSize", \.maxMessageSize, 125...(64 << 20)),
         .integer("maxConnections", \.maxConnections, 1...10_000_000),
+        .integer("maxConnectionsPerAddress", \.maxConnectionsPerAddress, 0...10_000_000),
+        .integer("maxRequestsPerConnection", \.maxRequestsPerConnection, 1...1_000_000),
         .integer("outboundQueueBytes", \.outboundQueueBytes, 4096...(1 << 30)),
         .integer("messagesPerSecond", \.messagesPerSecond, 1...1_000_000),
+        .integer("roomMessagesPerSecond", \.roomMessagesPerSecond, 1...1_000_000),
+        .integer("roomBytesPerSecond", \.roomBytesPerSecond, 1024...(1 << 40)),
+        .integer("userMessagesPerSecond", \.userMessagesPerSecond, 1...1_000_000),
+        .integer("signupsPerHour", \.signupsPerHour, 1...1_000_000),
+        .integer("retentionMessages", \.retentionMessages, 0...(1 << 40)),
+        .integer("retentionDays", \.retentionDays, 0...100_000),
         .seconds("handshakeTimeout", \.handshakeTimeout),
         .seconds("idleTimeout", \.idleTimeout),
         .seconds("pingInterval", \.pingInterval),
+        .seconds("heartbeatInterval", \.heartbeatInterval),
         .text("public", \.publicDirectory),
     ]
 

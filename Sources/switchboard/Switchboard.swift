@@ -11,7 +11,7 @@ struct Switchboard: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A self-hosted real-time chat relay: WebSocket rooms, presence and stored history.",
         version: Switchboard.version,
-        subcommands: [Serve.self, Cert.self],
+        subcommands: [Serve.self, Cert.self, Health.self],
         defaultSubcommand: Serve.self
     )
 

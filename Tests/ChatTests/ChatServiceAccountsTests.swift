@@ -124,3 +124,36 @@ import Testing
     try h.restart()
     #expect(h.service.state.users[ada.id]?.name == "Ada L.")
 }
+
+@Test func loginRefusesHugePasswordsAndBusyHashing() throws {
+    let h = try Harness()
+    let client = h.connect("a")
+    let huge = String(repeating: "x", count: 100_000)
+    #expect(h.call(client, ["op": "login", "email": "a@b.c", "password": .string(huge)]).code == "bad_request")
+    h.transport.busy = true
+    #expect(h.call(client, ["op": "login", "email": "a@b.c", "password": "password1"]).code == "rate_limited")
+    #expect(h.call(client, ["op": "signup", "email": "a@b.c", "password": "password1", "name": "A"]).code == "rate_limited")
+    h.transport.busy = false
+    #expect(h.call(client, ["op": "signup", "email": "a@b.c", "password": "password1", "name": "A"]).isOK,
+            "a refused signup leaves the email free")
+}
+
+@Test func repeatedWrongPasswordsCloseTheAccountForAWhile() throws {
+    let h = try Harness()
+    _ = h.call(h.connect("s"), ["op": "signup", "email": "a@b.c", "password": "password1", "name": "A"])
+    let guesser = h.connect("g")
+    for _ in 0..<6 {
+        #expect(h.call(guesser, ["op": "login", "email": "a@b.c", "password": "wrong-one"]).code == "unauthorized")
+    }
+    #expect(h.call(guesser, ["op": "login", "email": "a@b.c", "password": "password1"]).code == "rate_limited")
+    h.now.nanoseconds += 2_000_000_000
+    #expect(h.call(guesser, ["op": "login", "email": "a@b.c", "password": "password1"]).isOK)
+}
+
+@Test func signupsAreCountedPerAddress() throws {
+    let h = try Harness { $0.signupsPerHour = 1 }
+    let first = h.connect("a")
+    #expect(h.call(first, ["op": "signup", "email": "a@b.c", "password": "password1", "name": "A"]).isOK)
+    #expect(h.call(h.connect("b"), ["op": "signup", "email": "b@b.c", "password": "password1", "name": "B"]).code
+            == "rate_limited")
+}

@@ -173,3 +173,58 @@ private func fill(_ h: Harness, _ client: FakeClient, _ gid: JSONValue, _ count:
     for _ in 0..<4 { h.service.received(client, text: Array(#"{"op":"ping"}"#.utf8)) }
     #expect(h.transport.closes.map(\.code) == [1008])
 }
+
+@Test func aResentClientIdAnswersWithTheStoredMessageAndWritesNothing() throws {
+    let (h, ada, bob, gid) = try pair()
+    let first = h.call(ada, ["op": "send", "group": gid, "text": "once", "clientId": "c-1"])
+    #expect(h.events(bob).count == 1)
+    let journal = h.store.journalBytes
+    let second = h.call(ada, ["op": "send", "group": gid, "text": "once", "clientId": "c-1"])
+    #expect(second.isOK)
+    #expect(second["message"] == first["message"])
+    #expect(h.events(bob).isEmpty)
+    #expect(h.store.journalBytes == journal)
+    #expect(h.service.state.messages[gid.stringValue ?? ""]?.count == 1)
+}
+
+@Test func aResendWhileTheFirstIsPendingWaitsForIt() throws {
+    let (h, ada, bob, gid) = try pair()
+    for id in ["a", "b"] {
+        let request: JSONValue = ["op": "send", "id": .string(id), "group": gid, "text": "twice", "clientId": "c-2"]
+        h.service.received(ada, text: request.serialized)
+    }
+    h.settle()
+    let replies = h.transport.take(ada)
+    #expect(replies.map { $0["id"] } == ["a", "b"])
+    #expect(replies.allSatisfy { $0.isOK })
+    #expect(replies[0]["message"] == replies[1]["message"])
+    #expect(h.events(bob).count == 1)
+    #expect(h.service.state.messages[gid.stringValue ?? ""]?.count == 1)
+}
+
+@Test func aResendAfterARestartFindsTheStoredMessage() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let gid = JSONValue.string(h.group("Team", owner: ada.client))
+    let first = h.call(ada.client, ["op": "send", "group": gid, "text": "kept", "clientId": "c-3"])
+    try h.restart()
+    let again = h.connect("ada", token: ada.token)
+    let second = h.call(again, ["op": "send", "group": gid, "text": "kept", "clientId": "c-3"])
+    #expect(second["message"] == first["message"])
+    #expect(h.service.state.messages[gid.stringValue ?? ""]?.count == 1)
+}
+
+@Test func clientIdsBelongToTheirSender() throws {
+    let (h, ada, bob, gid) = try pair()
+    let fromAda = h.call(ada, ["op": "send", "group": gid, "text": "ada", "clientId": "same"])
+    let fromBob = h.call(bob, ["op": "send", "group": gid, "text": "bob", "clientId": "same"])
+    #expect(fromBob["message"]?["text"] == "bob")
+    #expect(fromBob["message"]?["id"] != fromAda["message"]?["id"])
+}
+
+@Test func aClientIdReusedInAnotherGroupIsAConflict() throws {
+    let (h, ada, _, gid) = try pair()
+    let other = JSONValue.string(h.group("Other", owner: ada))
+    h.call(ada, ["op": "send", "group": gid, "text": "here", "clientId": "c-4"])
+    #expect(h.call(ada, ["op": "send", "group": other, "text": "there", "clientId": "c-4"]).code == "conflict")
+}

@@ -70,7 +70,7 @@ import Testing
     let ada = h.user("ada")
     let gid = h.group("Team", owner: ada.client)
     h.call(ada.client, ["op": "subscribe", "group": .string(gid)])
-    let snapshot = try JSONValue.parse(h.service.presenceSnapshot())
+    let snapshot = try JSONValue.parse(h.service.presenceSnapshot(rooms: []))
     #expect(snapshot["onlineUsers"] == 1)
     #expect(snapshot["groups"]?[0]?["id"] == .string(gid))
     #expect(snapshot["groups"]?[0]?["online"] == 1)

@@ -39,3 +39,16 @@ private func message(_ id: String) -> ChatMessage {
         #expect(direct == mutation.journalLine)
     }
 }
+
+@Test func retentionDeletesFromDiskAndThenFromMemory() {
+    let message = { (id: String) in ChatMessage(id: id, user: "u", text: "t", imageUrl: nil, createdAt: 0) }
+    var log = MessageLog((5..<10).map { message("id\($0)") }, olderOnDisk: 5)
+    let diskOnly = log.forget(through: "id3", records: 4)
+    #expect(diskOnly.isEmpty)
+    #expect(log.olderOnDisk == 1)
+    #expect(log.count == 5)
+    let intoMemory = log.forget(through: "id6", records: 3)
+    #expect(intoMemory.count == 5)
+    #expect(log.olderOnDisk == 0)
+    #expect(log.messages.map(\.id) == ["id7", "id8", "id9"])
+}

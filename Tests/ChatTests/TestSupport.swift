@@ -23,7 +23,7 @@ final class FakeTransport: ChatTransport {
         outputs[ObjectIdentifier(client), default: []].append((try? JSONValue.parse(json)) ?? .null)
     }
 
-    func broadcast(_ json: [UInt8], to clients: ContiguousArray<FakeClient>, except: FakeClient?) {
+    func broadcast(_ json: [UInt8], to clients: ContiguousArray<FakeClient>, except: FakeClient?, arrival: UInt64?) {
         broadcasts += 1
         for client in clients where client !== except { send(json, to: client) }
     }
@@ -33,8 +33,13 @@ final class FakeTransport: ChatTransport {
         service?.closed(client)
     }
 
-    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) {
+    /// Set to refuse blocking work, as a server whose hashing workers are all busy does.
+    var busy = false
+
+    func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) -> Bool {
+        guard !busy else { return false }
         then(work())
+        return true
     }
 
     /// Takes and clears what `client` received.

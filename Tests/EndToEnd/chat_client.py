@@ -40,7 +40,7 @@ def _matches(frame, match):
 class ChatClient:
     """One WebSocket connection to /ws; not thread-safe (one thread per client)."""
 
-    def __init__(self, server, token=None, query="", headers=None, open_timeout=PATIENCE, path="/ws"):
+    def __init__(self, server, token=None, query="", headers=None, open_timeout=PATIENCE, path="/ws", source=None):
         url = f"{server.ws}{path}"
         params = []
         if token is not None:
@@ -50,8 +50,10 @@ class ChatClient:
         if params:
             url += "?" + "&".join(params)
         self.url = url
+        # `source` picks the client's loopback address (127.0.0.2, ...) for per-address limits.
+        sock = socket.create_connection(("127.0.0.1", server.port), source_address=(source, 0)) if source else None
         self.ws = connect(url, compression=None, max_size=2 ** 24, open_timeout=open_timeout,
-                          additional_headers=headers).__enter__()
+                          additional_headers=headers, sock=sock).__enter__()
         self.ids = itertools.count(1)
         self.events = []
         self.replies = {}

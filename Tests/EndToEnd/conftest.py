@@ -36,6 +36,8 @@ class RunningServer:
         self.owns_data = data is None
         self.data = data or tempfile.mkdtemp(prefix="switchboard-e2e-")
         environment = dict(os.environ)
+        # The tests sign up many users from 127.0.0.1; test_abuse_chat.py sets its own.
+        environment.setdefault("SWITCHBOARD_SIGNUPS_PER_HOUR", "100000")
         environment.update(env or {})
         self.process = subprocess.Popen(
             [binary_path(), "--host", "127.0.0.1", "--port", "0", "--data", self.data, *args],
@@ -75,6 +77,21 @@ class RunningServer:
         return self.process.returncode
 
 
+def make_certificate(folder):
+    """A fresh self-signed pair for localhost in `folder` (a pathlib.Path), made by the server's
+    own `cert` command: every call makes a different key and certificate."""
+    result = subprocess.run([binary_path(), "cert", "--self-signed", "--out", str(folder)],
+                            capture_output=True, text=True, timeout=PATIENCE)
+    assert result.returncode == 0, result.stderr
+    return folder / "cert.pem", folder / "key.pem"
+
+
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory):
+    """One certificate and key for every TLS test: (cert path, key path)."""
+    return tuple(str(path) for path in make_certificate(tmp_path_factory.mktemp("certificate")))
+
+
 @pytest.fixture
 def start_server():
     """Starts servers on demand; every one is stopped at the end of the test."""
@@ -97,6 +114,11 @@ def start_server():
 def server(start_server):
     """A server with short timers so timeout behaviour is observable in a test."""
     return start_server("--idle-timeout", "3", "--ping-interval", "1")
+
+
+# Lifts the /rooms publishing rate for tests that publish megabytes as fast as they can.
+UNLIMITED_PUBLISHING = {"SWITCHBOARD_ROOM_MESSAGES_PER_SECOND": "1000000",
+                        "SWITCHBOARD_ROOM_BYTES_PER_SECOND": "1000000000"}
 
 
 def publish_past_a_reader_that_stopped(publisher, watcher, stopped_name):

@@ -21,7 +21,7 @@ ROUNDS = 5
 SENDERS = 8
 # The default limit (100 messages a second per connection) would turn a fast sender into a
 # rate-limited one; this test is about durability, so the limit is lifted.
-ENV = {"SWITCHBOARD_MESSAGES_PER_SECOND": "1000000"}
+ENV = {"SWITCHBOARD_MESSAGES_PER_SECOND": "1000000", "SWITCHBOARD_USER_MESSAGES_PER_SECOND": "1000000"}
 SMALL_SEGMENTS = {**ENV, "SWITCHBOARD_COMPACT_AFTER_BYTES": "8192", "SWITCHBOARD_SEGMENT_BYTES": "4096",
                   "SWITCHBOARD_RECENT_MESSAGES": "5"}
 

@@ -10,9 +10,10 @@ from chat_client import connect_as, fake_id, group_with, send_many, signup
 
 @pytest.fixture
 def busy_server(start_server):
-    """A server whose per-connection rate limit (default 100 a second) does not get in the way of
-    a test that pipelines hundreds of sends to fill a history quickly."""
-    return start_server(env={"SWITCHBOARD_MESSAGES_PER_SECOND": "1000000"})
+    """A server whose per-connection and per-user rate limits (default 100 a second) do not get in
+    the way of a test that pipelines hundreds of sends to fill a history quickly."""
+    return start_server(env={"SWITCHBOARD_MESSAGES_PER_SECOND": "1000000",
+                             "SWITCHBOARD_USER_MESSAGES_PER_SECOND": "1000000"})
 
 
 def test_send_acknowledges_a_message_and_other_subscribers_get_it(server):

@@ -92,7 +92,7 @@ def test_metrics_use_prometheus_text(server):
     assert headers["Content-Type"].startswith("text/plain")
     text = body.decode()
     assert "# TYPE switchboard_connections gauge" in text
-    assert "switchboard_messages_in_total" in text
+    assert "switchboard_messages_received_total{endpoint=\"room\"}" in text
     assert 'switchboard_connections{kind="room"}' in text
     assert "switchboard_online_users 0" in text
     assert "# TYPE switchboard_store_flush_seconds histogram" in text

@@ -8,7 +8,7 @@ import threading
 import urllib.request
 
 
-from conftest import PATIENCE, connect, publish_past_a_reader_that_stopped
+from conftest import PATIENCE, UNLIMITED_PUBLISHING, connect, publish_past_a_reader_that_stopped
 from wsraw import RawClient
 
 
@@ -135,7 +135,8 @@ def test_websocat_sends_and_receives_in_a_room(server):
 
 
 def test_a_client_that_stops_reading_is_dropped_without_slowing_the_room(start_server):
-    server = start_server(env={"SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "1048576", "SWITCHBOARD_MAX_MESSAGE_SIZE": "4096"})
+    server = start_server(env={"SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "1048576", "SWITCHBOARD_MAX_MESSAGE_SIZE": "4096",
+                               **UNLIMITED_PUBLISHING})
     watcher = join(server, "slow", name="watcher", notices=True)
     assert watcher.recv(timeout=PATIENCE) == "* watcher joined (1 online)"
     slow = RawClient(server.port, path="/rooms/slow?name=sloth&notices=0")

@@ -5,21 +5,13 @@ import os
 import socket
 import ssl
 import subprocess
-import tempfile
 import urllib.request
 
 import pytest
 
 from chromium import CHROMIUM_ECHO, CHROMIUM_ROOM, open_chromium
-from conftest import PATIENCE, binary_path, connect, publish_past_a_reader_that_stopped
-
-
-@pytest.fixture(scope="module")
-def certificate():
-    folder = tempfile.mkdtemp(prefix="switchboard-cert-")
-    result = subprocess.run([binary_path(), "cert", "--self-signed", "--out", folder], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    return os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+from conftest import (PATIENCE, UNLIMITED_PUBLISHING, binary_path, connect, make_certificate,
+                      publish_past_a_reader_that_stopped)
 
 
 @pytest.fixture
@@ -113,10 +105,9 @@ def test_missing_certificate_stops_the_start_naming_the_file(tmp_path):
 
 
 def test_mismatched_key_stops_the_start_with_the_openssl_reason(tmp_path, certificate):
-    other = tmp_path / "other"
-    subprocess.run([binary_path(), "cert", "--self-signed", "--out", str(other)], check=True, capture_output=True)
+    _, other_key = make_certificate(tmp_path / "other")
     result = subprocess.run([binary_path(), "--port", "0", "--data", str(tmp_path / "data"),
-                             "--tls-cert", certificate[0], "--tls-key", str(other / "key.pem")],
+                             "--tls-cert", certificate[0], "--tls-key", str(other_key)],
                             capture_output=True, text=True, timeout=PATIENCE)
     assert result.returncode == 1
     assert "key values mismatch" in result.stderr
@@ -140,14 +131,15 @@ def test_a_wss_client_that_stops_reading_is_dropped_and_the_room_carries_on(star
     cert, key = certificate
     server = start_server(
         "--tls-cert", cert, "--tls-key", key, "--tls-port", "0",
-        env={"SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "1048576", "SWITCHBOARD_MAX_MESSAGE_SIZE": "4096"})
+        env={"SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "1048576", "SWITCHBOARD_MAX_MESSAGE_SIZE": "4096",
+             **UNLIMITED_PUBLISHING})
     base = f"wss://localhost:{server.tls_port}/rooms/slow"
     with connect(f"{base}?name=watcher", ssl=client_context(certificate), compression=None) as watcher:
         assert watcher.recv(timeout=PATIENCE) == "* watcher joined (1 online)"
         sloth = client_context(certificate).wrap_socket(
             socket.create_connection(("localhost", server.tls_port), timeout=PATIENCE), server_hostname="localhost")
         sloth.sendall(
-            f"GET /rooms/slow?name=sloth&notices=0 HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+            "GET /rooms/slow?name=sloth&notices=0 HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
             "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
             .encode())
         assert sloth.recv(4096).startswith(b"HTTP/1.1 101")

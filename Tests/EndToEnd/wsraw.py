@@ -9,8 +9,8 @@ from conftest import PATIENCE
 
 
 class RawClient:
-    def __init__(self, port, path="/echo", host="127.0.0.1", headers=None):
-        self.sock = socket.create_connection((host, port), timeout=PATIENCE)
+    def __init__(self, port, path="/echo", host="127.0.0.1", headers=None, source=None):
+        self.sock = socket.create_connection((host, port), timeout=PATIENCE, source_address=(source, 0) if source else None)
         key = base64.b64encode(os.urandom(16)).decode()
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         self.sock.sendall(

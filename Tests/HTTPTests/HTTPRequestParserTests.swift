@@ -3,8 +3,8 @@ import Testing
 @testable import HTTP
 
 /// Feeds `text` to a fresh parser in one call.
-func parseOnce(_ text: String, maxHeadBytes: Int = 8192) -> HTTPRequestParser.Result {
-    var parser = HTTPRequestParser(maxHeadBytes: maxHeadBytes)
+func parseOnce(_ text: String, maxHeadBytes: Int = 8192, maxBodyBytes: Int = 0) -> HTTPRequestParser.Result {
+    var parser = HTTPRequestParser(maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes)
     return feed(&parser, Array(text.utf8))
 }
 
@@ -15,7 +15,7 @@ func feed(_ parser: inout HTTPRequestParser, _ bytes: some Collection<UInt8>) ->
 
 /// The head of a `.request` result, or nil.
 func head(_ result: HTTPRequestParser.Result) -> HTTPRequestHead? {
-    if case .request(let head, _) = result { return head }
+    if case .request(let head, _, _) = result { return head }
     return nil
 }
 
@@ -36,7 +36,7 @@ let upgradeRequest =
     #expect(parsed.headers["sec-websocket-key"] == "dGhlIHNhbXBsZSBub25jZQ==")
     #expect(parsed.headers.containsToken("upgrade", in: "connection"))
     #expect(parsed.keepAlive)
-    #expect(!parsed.hasBody)
+    #expect(parsed.body == .length(0))
     #expect(result == .request(parsed, consumed: upgradeRequest.utf8.count))
 }
 
@@ -203,14 +203,51 @@ func otherHTTPVersionsAreUnsupported(_ version: String) {
     #expect(try #require(head(parseOnce("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"))).keepAlive)
 }
 
-@Test func announcedBodyIsReportedAndEndsKeepAlive() throws {
-    let withLength = try #require(head(parseOnce("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello")))
-    #expect(withLength.hasBody)
-    #expect(!withLength.keepAlive)
-    let chunked = try #require(head(parseOnce("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n")))
-    #expect(chunked.hasBody)
+@Test func bodyOfContentLengthIsReadAndKeepsTheConnection() throws {
+    let text = "POST /api HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
+    let result = parseOnce(text, maxBodyBytes: 64)
+    guard case .request(let parsed, let body, let consumed) = result else {
+        Issue.record("expected a request, got \(result)")
+        return
+    }
+    #expect(parsed.body == .length(5))
+    #expect(parsed.keepAlive)
+    #expect(body == Array("hello".utf8))
+    #expect(consumed == text.utf8.count)
+}
+
+@Test func bodySplitAtEveryPointYieldsTheSameRequestAndLeavesTheNextOne() throws {
+    let first = "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world"
+    let bytes = Array((first + "GET /b HTTP/1.1\r\nHost: a\r\n\r\n").utf8)
+    for split in 1..<first.utf8.count {
+        var parser = HTTPRequestParser(maxBodyBytes: 64)
+        #expect(feed(&parser, bytes[..<split]) == .needMoreData, "split at \(split)")
+        let rest = Array(bytes[split...])
+        guard case .request(_, let body, let consumed) = feed(&parser, rest) else {
+            Issue.record("no request after the split at \(split)")
+            continue
+        }
+        #expect(body == Array("hello world".utf8), "split at \(split)")
+        #expect(try #require(head(feed(&parser, rest[consumed...]))).path == "/b", "split at \(split)")
+    }
+}
+
+@Test func bodyPastTheLimitIsRefusedWith413BeforeItArrives() {
+    let result = parseOnce("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 65\r\n\r\n", maxBodyBytes: 64)
+    #expect(result == .failure(.bodyTooLarge(limit: 64)))
+    #expect(HTTPParseError.bodyTooLarge(limit: 64).status.code == 413)
+    #expect(parseOnce("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx") == .failure(.bodyTooLarge(limit: 0)))
+}
+
+@Test func chunkedBodyIsRefusedWith411() {
+    let result = parseOnce("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", maxBodyBytes: 64)
+    #expect(result == .failure(.lengthRequired))
+    #expect(HTTPParseError.lengthRequired.status.code == 411)
+}
+
+@Test func emptyContentLengthIsNoBody() throws {
     let empty = try #require(head(parseOnce("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")))
-    #expect(!empty.hasBody)
+    #expect(empty.body == .length(0))
     #expect(empty.keepAlive)
 }
 
@@ -219,4 +256,9 @@ func otherHTTPVersionsAreUnsupported(_ version: String) {
     #expect(Array(parsed.headers.map(\.name)) == ["hOsT", "X-Empty"])
     #expect(parsed.headers["Host"] == "a b")
     #expect(parsed.headers["x-empty"] == "")
+}
+
+@Test func descriptionForLogsLeavesTheQueryOut() throws {
+    let parsed = try #require(head(parseOnce("GET /api/v1/presence/stream?token=secret HTTP/1.1\r\nHost: a\r\n\r\n")))
+    #expect(parsed.description == "GET /api/v1/presence/stream HTTP/1.1")
 }

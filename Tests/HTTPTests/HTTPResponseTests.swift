@@ -57,3 +57,11 @@ private func text(_ bytes: [UInt8]) -> String {
     #expect(Array(bytes.prefix(head.count)) == head)
     #expect(Array(bytes.dropFirst(head.count)) == body)
 }
+
+@Test func headResponseKeepsTheLengthAndDropsTheBody() {
+    let response = HTTPResponse(status: .ok, headers: ["Content-Type": "text/plain"], body: Array("hello".utf8))
+    #expect(text(response.headResponse().serialize(keepAlive: true))
+        == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n")
+    #expect(HTTPResponse(status: .notModified).headResponse().serialize(keepAlive: true)
+        == HTTPResponse(status: .notModified).serialize(keepAlive: true))
+}

@@ -81,3 +81,41 @@ private func opened(at now: UInt64 = 0) -> ConnectionLifecycle {
     lifecycle.heard(at: 200 * second)
     #expect(lifecycle.tick(now: 150 * second) == .none)
 }
+
+@Test func aPeerWhoseSocketRefusesOurBytesForTheIdleTimeoutIsClosedWith1008() {
+    var lifecycle = opened()
+    lifecycle.refused(now: 10 * second)
+    lifecycle.heard(at: 65 * second)
+    #expect(lifecycle.tick(now: 65 * second) == .none)
+    lifecycle.refused(now: 66 * second)
+    #expect(lifecycle.stalledSince == 10 * second, "the first refusal counts")
+    #expect(lifecycle.tick(now: 70 * second + 1) == .sendClose(.policyViolation, reason: "not reading"))
+}
+
+@Test func aSocketThatDrainsIsNotStalled() {
+    var lifecycle = opened()
+    lifecycle.refused(now: 10 * second)
+    lifecycle.drained()
+    lifecycle.heard(at: 71 * second)
+    #expect(lifecycle.tick(now: 71 * second) == .none)
+}
+
+@Test func aKeepAliveConnectionEndsAfterItsRequestLimit() {
+    var lifecycle = ConnectionLifecycle(now: 0, timeouts: timeouts, maxRequests: 3)
+    for _ in 0..<2 {
+        #expect(lifecycle.mayKeepAlive)
+        #expect(lifecycle.responded(keepAlive: true, now: 0) == .none)
+    }
+    #expect(!lifecycle.mayKeepAlive, "the third answer is the last")
+    #expect(lifecycle.responded(keepAlive: false, now: 0) == .finishWriting)
+}
+
+@Test func aStreamIsNeitherPingedNorTimedOutButEndsWhenItsReaderStalls() {
+    var lifecycle = ConnectionLifecycle(now: 0, timeouts: timeouts)
+    lifecycle.streamed()
+    #expect(lifecycle.tick(now: 600 * second) == .none, "a quiet reader of a stream is not idle")
+    lifecycle.refused(now: 600 * second)
+    #expect(lifecycle.tick(now: 660 * second) == .none)
+    #expect(lifecycle.tick(now: 660 * second + 1) == .finishWriting)
+    #expect(!lifecycle.acceptsOutput)
+}

@@ -1,4 +1,5 @@
 import Bytes
+import Deflate
 import Glibc
 import HTTP
 import Logging
@@ -8,7 +9,8 @@ import WebSocket
 @testable import Server
 
 /// Stands in for the server: a real event loop (never run: the test calls `readable` and `flush`
-/// itself), a clock the test moves, and every upgrade answered with `/echo`.
+/// itself), a clock the test moves, and every upgrade answered with `/echo`. `/later` is
+/// answered when the test calls `answerLater`, `/stream` starts a streamed response.
 private final class TestOwner: ConnectionOwner {
     let loop: EventLoop
     var now: UInt64 = 1_000_000_000
@@ -19,7 +21,8 @@ private final class TestOwner: ConnectionOwner {
     let logger = Logger(label: "test")
     let tlsScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * 16_384, alignment: 16)
     var requests: [HTTPRequestHead] = []
-    var sessionsEnded = 0
+    var bodies: [[UInt8]] = []
+    var waiting: Connection?
     var closedConnections = 0
 
     init() throws {
@@ -30,8 +33,18 @@ private final class TestOwner: ConnectionOwner {
         tlsScratch.deallocate()
     }
 
-    func respond(to head: HTTPRequestHead, on connection: Connection) {
+    func respond(to head: HTTPRequestHead, body: [UInt8], on connection: Connection) {
         requests.append(head)
+        bodies.append(body)
+        if head.path == "/later" {
+            connection.deferResponse()
+            waiting = connection
+            return
+        }
+        if head.path == "/stream" {
+            connection.stream(HTTPResponse(status: .ok, headers: ["Transfer-Encoding": "chunked"]), to: Silent())
+            return
+        }
         switch WebSocketUpgrade.evaluate(head, allowedOrigins: []) {
         case .accept(let response):
             connection.upgrade(response, to: EchoEndpoint(), head: head, compression: nil)
@@ -40,8 +53,19 @@ private final class TestOwner: ConnectionOwner {
         }
     }
 
-    func sessionEnded(_ connection: Connection) { sessionsEnded += 1 }
     func closed(_ connection: Connection) { closedConnections += 1 }
+
+    func answerLater() {
+        waiting?.send(.json(.ok, body: #"{"later":true}"#), keepAlive: true)
+        waiting = nil
+    }
+
+    /// A stream session that writes nothing of its own.
+    final class Silent: EndpointSession {
+        var kind: EndpointKind { .stream }
+        func opened() {}
+        func closed() {}
+    }
 }
 
 /// A connection on one end of a socketpair; the test is the peer on the other end.
@@ -112,7 +136,7 @@ private func clientFrame(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
     pair.upgrade()
     pair.send(clientFrame(0x1, Array("hello".utf8)) + clientFrame(0x9, [7]))
     #expect(pair.receive() == [0x81, 5] + Array("hello".utf8) + [0x8A, 1, 7])
-    #expect(pair.owner.metrics.messagesIn == 1)
+    #expect(pair.owner.metrics.messagesReceived[.echo] == 1)
 }
 
 @Test func aServerCloseCompletesWhenThePeersCloseReplyArrives() throws {
@@ -120,14 +144,14 @@ private func clientFrame(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
     defer { pair.close() }
     pair.upgrade()
     pair.connection.close(code: .goingAway, reason: "bye")
-    #expect(pair.owner.sessionsEnded == 1)
+    #expect(pair.connection.session == nil, "the session ends as soon as the close is decided")
     #expect(pair.receive() == [0x88, 5, 0x03, 0xE9] + Array("bye".utf8))
     #expect(pair.receive() == nil, "our side is shut once the close frame is written")
     // Data after our close is dropped; the close reply ends the connection at once.
     pair.send(clientFrame(0x1, Array("late".utf8)) + clientFrame(0x8, [0x03, 0xE9]))
     #expect(pair.connection.lifecycle.isClosed)
     #expect(pair.owner.closedConnections == 1)
-    #expect(pair.owner.metrics.messagesIn == 0)
+    #expect(pair.owner.metrics.messagesReceived[.echo] == 0)
 }
 
 @Test func aPeerCloseIsAnsweredAndTheSocketClosedAtTheEndOfStream() throws {
@@ -135,7 +159,7 @@ private func clientFrame(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
     defer { pair.close() }
     pair.upgrade()
     pair.send(clientFrame(0x8, [0x03, 0xE8]))
-    #expect(pair.owner.sessionsEnded == 1)
+    #expect(pair.connection.session == nil, "the session ends as soon as the close is decided")
     #expect(pair.receive() == [0x88, 2, 0x03, 0xE8])
     #expect(pair.receive() == nil)
     #expect(!pair.connection.lifecycle.isClosed, "waits for the peer's end of stream")
@@ -157,4 +181,65 @@ private func clientFrame(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
     #expect(!pair.connection.lifecycle.isClosed)
     pair.connection.tick(now: start + 62_000_000_002)
     #expect(pair.connection.lifecycle.isClosed)
+}
+
+@Test func aRequestBodyReachesTheOwner() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.send(Array("POST /api HTTP/1.1\r\nHost: test\r\nContent-Length: 7\r\n\r\n{\"a\":1}".utf8))
+    #expect(pair.owner.bodies == [Array("{\"a\":1}".utf8)])
+    #expect(String(decoding: pair.receive() ?? [], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+}
+
+@Test func aBodyPastTheLimitIsAnswered413AndTheConnectionCloses() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.send(Array("POST /api HTTP/1.1\r\nHost: test\r\nContent-Length: 70000\r\n\r\n".utf8))
+    #expect(pair.owner.requests.isEmpty)
+    let response = String(decoding: pair.receive() ?? [], as: UTF8.self)
+    #expect(response.hasPrefix("HTTP/1.1 413"))
+    #expect(response.contains("Connection: close"))
+}
+
+@Test func requestsBehindADeferredAnswerWaitForIt() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.send(Array("GET /later HTTP/1.1\r\nHost: test\r\n\r\nGET /next HTTP/1.1\r\nHost: test\r\n\r\n".utf8))
+    #expect(pair.owner.requests.map(\.path) == ["/later"], "the second request is held")
+    #expect(pair.receive() == [], "nothing is answered yet")
+    pair.owner.answerLater()
+    #expect(pair.owner.requests.map(\.path) == ["/later", "/next"])
+    let answers = String(decoding: pair.receive() ?? [], as: UTF8.self)
+    #expect(answers.hasPrefix("HTTP/1.1 200"))
+    let later = try #require(answers.firstRange(of: #"{"later":true}"#))
+    let next = try #require(answers.firstRange(of: #"{"status":"ok"}"#))
+    #expect(later.lowerBound < next.lowerBound)
+}
+
+@Test func aStreamOutlivesTheRequestDeadlineAndEndsWhenClosed() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.send(Array("GET /stream HTTP/1.1\r\nHost: test\r\n\r\n".utf8))
+    #expect(String(decoding: pair.receive() ?? [], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+    pair.connection.tick(now: pair.owner.now + 3_600_000_000_000)
+    #expect(!pair.connection.lifecycle.isClosed, "a stream has no deadline and gets no pings")
+    #expect(pair.receive() == [])
+    pair.connection.send(ByteChunk(Array("3\r\nabc\r\n".utf8)))
+    #expect(pair.receive() == Array("3\r\nabc\r\n".utf8))
+    pair.connection.close(code: .goingAway, reason: "shutdown")
+    #expect(pair.connection.session == nil, "the session ends as soon as the close is decided")
+    #expect(pair.receive() == nil, "our side is shut once everything is written")
+}
+
+@Test func deliveryLatencyRunsFromArrivalToTheWrite() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.upgrade()
+    var message = OutgoingMessage(.text, payload: Array("hi".utf8))
+    pair.connection.deliver(&message, arrivedAt: pair.owner.now - 2_000_000)
+    pair.connection.deliver(&message, arrivedAt: pair.owner.now)
+    #expect(pair.receive()?.count == 8)
+    let latency = pair.owner.metrics.deliveryLatency
+    #expect(latency.count == 2)
+    #expect(latency.sum == 0.004, "both are counted from the oldest arrival, 2 ms before the write")
 }

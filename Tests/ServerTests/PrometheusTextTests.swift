@@ -4,8 +4,8 @@ import Testing
 
 @Test func familiesHaveHelpAndTypeBeforeTheirSamples() {
     var exposition = PrometheusText()
-    exposition.counter("a_total", "As.", 3)
-    exposition.gauge("b", "Bs by kind.", labelled: [(labels: "{kind=\"x\"}", value: 1), (labels: "{kind=\"y\"}", value: 2)])
+    exposition.add(.counter, "a_total", "As.", 3)
+    exposition.add(.gauge, "b", "Bs by kind.", labelled: [(labels: "{kind=\"x\"}", value: 1), (labels: "{kind=\"y\"}", value: 2)])
     #expect(exposition.text == """
         # HELP a_total As.
         # TYPE a_total counter

@@ -15,7 +15,23 @@ import Testing
     #expect(Route(path: "/api/v1/tree") == .tree(""))
     #expect(Route(path: "/") == .page("index.html"))
     #expect(Route(path: "/join/abc") == .page("index.html"))
-    #expect(Route(path: "/nope") == .notFound)
+    #expect(Route(path: "/switchboard.js") == .page("switchboard.js"))
+    #expect(Route(path: "/nope") == .page("nope"))
+    #expect(Route(path: "/api/v1/nope") == .notFound)
+    #expect(Route(path: "/api/v1/presence/token") == .presenceToken)
+    #expect(Route(path: "/api/v1/rooms/lobby/messages") == .roomMessages("lobby"))
+    #expect(Route(path: "/api/v1/groups/-Nabc/messages") == .groupMessages("-Nabc"))
+    #expect(Route(path: "/api/v1/groups//messages") == .notFound)
+    #expect(Route(path: "/api/v1/groups/a/b/messages") == .notFound)
+    #expect(Route(path: "/monitor") == .page("monitor.html"))
+    #expect(Route(path: "/monitor.js") == .page("monitor.js"))
+}
+
+@Test func routesThatCreateArePosts() {
+    #expect(Route.roomMessages("x").methods == ["POST"] && Route.groupMessages("x").methods == ["POST"])
+    #expect(Route.presenceToken.methods == ["POST"])
+    #expect(Route.presenceStream.methods == ["GET"])
+    #expect(Route.chat.methods == ["GET", "HEAD"] && Route.page("index.html").methods == ["GET", "HEAD"])
 }
 
 @Test func onlyWebSocketPathsAreWebSocketRoutes() {

@@ -25,9 +25,9 @@ import Testing
     defer { folder.remove() }
     let (store, _) = try openStore(folder)
     defer { store.close() }
-    let first = try store.readOrCreateSecret(named: "a", bytes: 16)
+    let first = try store.readOrCreateSecret(named: "a", bytes: 32)
     let second = try store.readOrCreateSecret(named: "b", bytes: 64)
-    #expect(first.count == 16)
+    #expect(first.count == 32)
     #expect(second.count == 64)
 }
 
@@ -37,7 +37,7 @@ import Testing
     let (store, _) = try openStore(folder)
     defer { store.close() }
     folder.write("secret", "short")
-    #expect(throws: StoreError.invalidSecret(path: folder.file("secret"), reason: "it holds 5 bytes, fewer than 16")) {
+    #expect(throws: StoreError.invalidSecret(path: folder.file("secret"), reason: "it holds 5 bytes, fewer than 32")) {
         try store.readOrCreateSecret()
     }
 }

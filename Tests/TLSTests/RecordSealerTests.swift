@@ -4,13 +4,21 @@ import Testing
 
 @testable import TLS
 
+/// A context whose TLS 1.3 sessions leave encryption to OpenSSL, as on versions the sealer is
+/// not tested against.
+private let openSSLRecordsContext = try! TLSContext(
+    certificateChainPath: Fixture.certificate.certificatePath, privateKeyPath: Fixture.certificate.keyPath,
+    recordSealing: false)
+
 /// A handshaken pair whose client offers only `suites` (TLS 1.3 names) when given.
-private func connectedPair(suites: String? = nil, maxVersion: Int32 = TLS1_3_VERSION) throws -> (TestClient, TLSSession) {
+private func connectedPair(
+    suites: String? = nil, maxVersion: Int32 = TLS1_3_VERSION, context: TLSContext = Fixture.context
+) throws -> (TestClient, TLSSession) {
     let client = TestClient(maxVersion: maxVersion)
     if let suites {
         #expect(SSL_set_ciphersuites(client.ssl, suites) == 1)
     }
-    let server = try TLSSession(context: Fixture.context)
+    let server = try TLSSession(context: context)
     try pump(client, server)
     #expect(server.isHandshakeComplete)
     return (client, server)
@@ -141,4 +149,83 @@ func tls13RecordsAreSealedByTheSessionAndDecryptAtTheClient(suite: String) throw
     #expect(field("SERVER_TRAFFIC_SECRET_0 00aa 0ff10") == nil, "odd digit count")
     #expect(field("SERVER_TRAFFIC_SECRET_0 00aa 00fg") == nil, "not hex")
     #expect(field("SERVER_TRAFFIC_SECRET_0 00aa ") == nil, "empty field")
+}
+
+@Test func theSealerIsUsedOnlyWithTheOpenSSLVersionsItIsTestedAgainst() {
+    #expect(RecordSealer.isTested(openSSLVersion: 0x3000_0160))
+    #expect(RecordSealer.isTested(openSSLVersion: 0x300F_F0F0))
+    #expect(!RecordSealer.isTested(openSSLVersion: 0x3010_0000))
+    #expect(!RecordSealer.isTested(openSSLVersion: 0x3020_0010))
+    #expect(!RecordSealer.isTested(openSSLVersion: 0x3050_0000))
+    #expect(!RecordSealer.isTested(openSSLVersion: 0x1010_1170))
+    #expect(TLSContext.sealsRecordsByDefault == RecordSealer.isTested(openSSLVersion: OpenSSL_version_num()))
+}
+
+@Test func withoutSealingOpenSSLEncryptsTLS13AndKeepsNoSecret() throws {
+    let (client, server) = try connectedPair(context: openSSLRecordsContext)
+    #expect(server.protocolVersion == "TLSv1.3")
+    #expect(server.sealer == nil)
+    #expect(server.writeTrafficSecret == nil, "no key log callback, no secret")
+    try server.send(pattern(20_000))
+    #expect(clientReads(client, from: server) == pattern(20_000))
+}
+
+/// A room fan-out burst as a connection flushes it: several frames through the multi-chunk
+/// send path, with the client's KeyUpdate (update_requested) read between two bursts and the
+/// reply owed while the next burst goes out.
+@Test(arguments: [true, false])
+func aClientKeyUpdateInTheMiddleOfAFanOutBurstLosesNothing(sealing: Bool) throws {
+    let (client, server) = try connectedPair(context: sealing ? Fixture.context : openSSLRecordsContext)
+    #expect((server.sealer != nil) == sealing)
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * 16_384, alignment: 16)
+    defer { scratch.deallocate() }
+    var expected: [UInt8] = []
+    func burst(_ seed: Int) throws {
+        let chunks = (0..<40).map { ByteChunk(pattern(530, seed: seed * 40 + $0)) }
+        try server.send(chunks, byteCount: 40 * 530, scratch: scratch)
+        expected += chunks.flatMap(\.array)
+    }
+    try burst(0)
+    client.feed(server.takeOutput())
+    client.advance()
+    try burst(1)
+    #expect(SSL_key_update(client.ssl, SSL_KEY_UPDATE_REQUESTED) == 1)
+    client.write(Array("ping".utf8))
+    #expect(try server.receive(client.takeOutput()) == Array("ping".utf8))
+    #expect(SSL_get_key_update_type(server.ssl) == SSL_KEY_UPDATE_NOT_REQUESTED)
+    for seed in 2..<5 { try burst(seed) }
+    #expect(SSL_get_key_update_type(server.ssl) == SSL_KEY_UPDATE_NONE, "our KeyUpdate went out")
+    if sealing { #expect(try #require(server.sealer).sequence <= 6, "the burst after it is under the new keys") }
+    #expect(clientReads(client, from: server) == expected)
+}
+
+@Test(arguments: [true, false])
+func weSendAKeyUpdateOfOurOwnBeforeTheRecordLimit(sealing: Bool) throws {
+    let (client, server) = try connectedPair(context: sealing ? Fixture.context : openSSLRecordsContext)
+    server.keyUpdateInterval = 4
+    var expected: [UInt8] = []
+    var updates = 0
+    var previous: UInt64 = 0
+    for round in 0..<10 {
+        let message = pattern(20_000, seed: round)
+        try server.send(message)
+        expected += message
+        let used = server.sealer?.sequence ?? server.recordsUnderKey
+        if used < previous { updates += 1 }
+        previous = used
+        #expect(used <= server.keyUpdateInterval, "never past the interval")
+    }
+    #expect(updates >= 3, "the keys moved on every few records")
+    #expect(clientReads(client, from: server) == expected)
+}
+
+@Test func closingWipesTheWriteKeys() throws {
+    let (client, server) = try connectedPair()
+    try server.send(Array("bye".utf8))
+    server.close()
+    #expect(try #require(server.sealer).isRetired)
+    #expect(throws: TLSError.self) { try server.send(Array("more".utf8)) }
+    client.feed(server.takeOutput())
+    #expect(client.advance() == SSL_ERROR_ZERO_RETURN)
+    #expect(client.received == Array("bye".utf8))
 }

@@ -260,3 +260,47 @@ private func negotiatedCipher(offer: String?, maxVersion: Int32 = TLS1_3_VERSION
     #expect(!server.hasOutput)
     #expect(server.takeOutput() == nil)
 }
+
+/// Steps a handshake by hand and records, for each of the server's answers, whether it had output
+/// and whether that output was urgent.
+private func handshakeUrgency(maxVersion: Int32) throws -> [(output: Bool, urgent: Bool)] {
+    let client = TestClient(maxVersion: maxVersion)
+    let server = try TLSSession(context: Fixture.context)
+    var answers: [(output: Bool, urgent: Bool)] = []
+    while !server.isHandshakeComplete {
+        client.advance()
+        _ = try server.receive(client.takeOutput())
+        answers.append((server.hasOutput, server.hasUrgentOutput))
+        client.feed(server.takeOutput())
+    }
+    return answers
+}
+
+@Test func tls13TicketsWaitForTheFirstResponseButTheServerFlightDoesNot() throws {
+    let answers = try handshakeUrgency(maxVersion: TLS1_3_VERSION)
+    #expect(answers.count == 2)
+    #expect(answers.first! == (output: true, urgent: true))
+    // The client's Finished completes the handshake; OpenSSL answers with session tickets.
+    #expect(answers.last! == (output: true, urgent: false))
+}
+
+@Test func tls12FinalFlightIsUrgent() throws {
+    let answers = try handshakeUrgency(maxVersion: TLS1_2_VERSION)
+    #expect(answers.allSatisfy { !$0.output || $0.urgent })
+    #expect(answers.last!.output)
+}
+
+@Test func deferredTicketsGoOutAheadOfTheFirstResponse() throws {
+    let client = TestClient(maxVersion: TLS1_3_VERSION)
+    let server = try TLSSession(context: Fixture.context)
+    while !server.isHandshakeComplete {
+        client.advance()
+        _ = try server.receive(client.takeOutput())
+        if server.hasUrgentOutput { client.feed(server.takeOutput()) }
+    }
+    try server.send(Array("HTTP/1.1 101 Switching Protocols\r\n\r\n".utf8))
+    client.feed(server.takeOutput())
+    client.advance()
+    #expect(String(decoding: client.received, as: UTF8.self) == "HTTP/1.1 101 Switching Protocols\r\n\r\n")
+    #expect(SSL_SESSION_is_resumable(SSL_get_session(client.ssl)) == 1)
+}

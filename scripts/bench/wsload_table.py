@@ -7,10 +7,14 @@
   wsload_table.py passes RESULTS RATE SLO_MS        exit 0 when RATE passed
   wsload_table.py table RESULTS SLO_MS STRICT_MS NAME
   wsload_table.py medians RESULTS SLO_MS STRICT_MS NAME   the table's rows only, in the order
-                                                    first run (for m1-interleave.sh's MODE:RATE)
+                                                    first run (for m1-interleave's MODE:RATE)
+  wsload_table.py abline RESULTS                    one line about the last A/B run
+  wsload_table.py ab RESULTS                        the A/B table: per case and build, medians and
+                                                    spread of the runs, and new against old
 
 RESULTS holds one record per run: {"target": R, "pub_rate": P, "run": i, "wsload": {...}}; R is
-a rate, or a label such as "tls:899983" for interleaved runs.
+a rate, or a label such as "tls:899983" for interleaved runs. A/B records carry "build" (old or
+new) instead of "pub_rate"; "wsload" is a relay or a chat (durable) line.
 A rate passes when every run is ok (no failed connection, loss, reordering, duplicate, protocol
 error or unsent backlog: wsload's own "ok"), nothing was lost, and the median p99 is within the bound.
 """
@@ -76,6 +80,9 @@ def line(records):
           f"delivered/s {w.get('delivered_per_s', 0):>10.0f} p50 {ms(lat.get('p50', 0)):8.2f} ms "
           f"p99 {ms(lat.get('p99', 0)):8.2f} ms max {ms(lat.get('max', 0)):8.2f} ms lost {w.get('lost', '?')} "
           f"ok {w.get('ok')} client cpu {w.get('client_cpu_pct', 0):.0f}%"
+          + (f" server cpu {w['server_cpu_pct_run']:.0f}%" if "server_cpu_pct_run" in w else "")
+          + (f" load {w['load_avg']:.2f}" if "load_avg" in w else "")
+          + (f" busy before {w['busy_before_pct']:.0f}%" if "busy_before_pct" in w else "")
           + (f" first_error: {w['first_error']}" if w.get("first_error") else ""))
 
 
@@ -111,6 +118,61 @@ def table(records, slo_ms, strict_ms, name):
             print(f"{name} {label} (p99 <= {bound:g} ms, zero loss): none of the rates tried")
 
 
+# The A/B figures of a run: throughput, latency, the server's CPU and its CPU time per delivery (or ack).
+def ab_figures(w):
+    chat = w.get("mode") == "durable"
+    rate = w.get("acked_per_s" if chat else "delivered_per_s", 0.0)
+    lat = w.get("ack_latency_us" if chat else "latency_us", {})
+    cpu = w.get("server_cpu_pct_run")
+    return {"rate/s": rate, "p50 ms": ms(lat.get("p50", 0.0)), "p99 ms": ms(lat.get("p99", 0.0)),
+            "srv cpu %": cpu, "cpu us/msg": cpu * 10000 / rate if cpu is not None and rate else None}
+
+
+HIGHER_IS_BETTER = {"rate/s"}
+
+
+def abline(records):
+    r = records[-1]
+    w = r["wsload"]
+    f = ab_figures(w)
+    print(f"  {r['target']:>14} {r['build']:>3} round {r['run']}: "
+          + "  ".join(f"{k} {v:.2f}" for k, v in f.items() if v is not None)
+          + f"  ok {w.get('ok')} load {w.get('load_avg', 0):.2f} busy before {w.get('busy_before_pct', 0):.0f}%"
+          + (f" first_error: {w['first_error']}" if w.get("first_error") else ""))
+
+
+def ab(records):
+    """Per case: each build's median and its runs' spread ((max - min) / median, the noise), and
+    the new build's median against the old one's. A figure is worse beyond the noise when it
+    moved the wrong way by more than the larger spread of the two builds."""
+    cases = []
+    for r in records:
+        if r["target"] not in cases:
+            cases.append(r["target"])
+    print(f"{'case':>14} {'figure':>10} {'old median':>11} {'old range':>19} {'new median':>11} {'new range':>19} "
+          f"{'new/old':>8} {'noise':>7}  verdict")
+    for case in cases:
+        runs = {b: [r for r in records if r["target"] == case and r["build"] == b] for b in ("old", "new")}
+        oks = {b: sum(bool(r["wsload"].get("ok")) for r in runs[b]) for b in runs}
+        loads = [r["wsload"].get("load_avg", 0) for b in runs for r in runs[b]]
+        busy = [r["wsload"].get("busy_before_pct", 0) for b in runs for r in runs[b]]
+        for key in ("rate/s", "p50 ms", "p99 ms", "srv cpu %", "cpu us/msg"):
+            values = {b: [v for v in (ab_figures(r["wsload"])[key] for r in runs[b]) if v is not None] for b in runs}
+            if not values["old"] or not values["new"]:
+                continue
+            med = {b: statistics.median(values[b]) for b in values}
+            spread = max((max(values[b]) - min(values[b])) / med[b] if med[b] else 0.0 for b in values)
+            change = med["new"] / med["old"] - 1 if med["old"] else 0.0
+            worse = -change if key in HIGHER_IS_BETTER else change
+            verdict = "worse beyond noise" if worse > spread else ("better" if worse < -spread else "within noise")
+            rng = {b: f"{min(values[b]):.2f}..{max(values[b]):.2f}" for b in values}
+            print(f"{case:>14} {key:>10} {med['old']:>11.2f} {rng['old']:>19} {med['new']:>11.2f} {rng['new']:>19} "
+                  f"{change * 100:>+7.1f}% {spread * 100:>6.1f}%  {verdict}")
+        print(f"{case:>14} ok runs: old {oks['old']}/{len(runs['old'])}, new {oks['new']}/{len(runs['new'])}; "
+              f"load average {min(loads):.2f}..{max(loads):.2f}; others' CPU in the second before a run "
+              f"{min(busy):.0f}..{max(busy):.0f}% of a core")
+
+
 def main(argv):
     cmd = argv[1] if len(argv) > 1 else ""
     if cmd == "pubrate" and len(argv) == 6:
@@ -122,6 +184,10 @@ def main(argv):
         return 0 if runs and passes(summary(runs), float(argv[4])) else 1
     elif cmd == "table" and len(argv) == 6:
         table(load(argv[2]), float(argv[3]), float(argv[4]), argv[5])
+    elif cmd == "abline" and len(argv) == 3:
+        abline(load(argv[2]))
+    elif cmd == "ab" and len(argv) == 3:
+        ab(load(argv[2]))
     elif cmd == "medians" and len(argv) == 6:
         groups = by_target(load(argv[2]))
         rows(groups, list(groups), float(argv[3]), float(argv[4]), argv[5])

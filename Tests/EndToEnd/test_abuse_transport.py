@@ -1,0 +1,149 @@
+"""Abuse of the transport (docs/security.md): ping floods that never read, readers that stop,
+publish floods on /rooms, and every way of holding descriptors. Each test performs the attack
+against a real server, checks the answer the attacker gets, and that a well-behaved client is
+still served meanwhile."""
+
+import socket
+import struct
+import time
+
+from websockets.exceptions import InvalidStatus
+
+from conftest import PATIENCE, connect
+from wsraw import RawClient
+
+
+def rss_kib(server):
+    with open(f"/proc/{server.process.pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS line")
+
+
+def echo_works(server, text="still here"):
+    with connect(server.ws + "/echo", open_timeout=PATIENCE) as client:
+        client.send(text)
+        return client.recv(timeout=PATIENCE) == text
+
+
+def test_a_ping_flood_that_never_reads_costs_one_pending_pong(server):
+    flooder = RawClient(server.port, "/echo")
+    ping = RawClient.frame(0x9, b"p" * 125)
+    batch = ping * 2000
+    before = rss_kib(server)
+    for _ in range(200):
+        flooder.sock.sendall(batch)
+    # 400,000 pings (52 MB): one queued pong each would be tens of MB; one pending pong is not.
+    assert echo_works(server)
+    grown = rss_kib(server) - before
+    assert grown < 16 * 1024, f"the server grew by {grown} KiB under a ping flood"
+    flooder.close()
+
+
+def test_a_reader_that_stops_is_closed_but_a_burst_to_a_fast_reader_is_not(start_server):
+    # Outbound limit: max(4096, 2 x 1024) = 4 KiB, well below each 36 KB burst.
+    server = start_server("--idle-timeout", "30", env={
+        "SWITCHBOARD_OUTBOUND_QUEUE_BYTES": "4096", "SWITCHBOARD_MAX_MESSAGE_SIZE": "1024",
+        "SWITCHBOARD_ROOM_MESSAGES_PER_SECOND": "100000", "SWITCHBOARD_ROOM_BYTES_PER_SECOND": "1000000000"})
+    url = server.ws + "/rooms/burst?notices=0"
+    with connect(url, compression=None) as fast:
+        publisher = RawClient(server.port, "/rooms/burst?notices=0")
+        stopped = RawClient(server.port, "/rooms/burst?notices=0")
+        sent = 0
+        # 11 MB in all: more than the socket buffers of the reader that stopped can hold.
+        for _ in range(300):
+            # Each burst arrives in one write, so it is queued for every member within one
+            # pass; the fast reader takes it all before the next one.
+            burst = b"".join(RawClient.frame(0x1, (f"{index:05d}" + "x" * 900).encode())
+                             for index in range(sent, sent + 40))
+            publisher.sock.sendall(burst)
+            sent += 40
+            for expected in range(sent - 40, sent):
+                assert int(fast.recv(timeout=30)[:5]) == expected, "the fast reader lost messages"
+        assert stopped.recv_close() == 1008, "the reader that stopped is closed as a slow consumer"
+
+
+def test_a_client_that_sends_but_never_reads_is_closed_after_the_idle_timeout(start_server):
+    server = start_server("--idle-timeout", "2", "--ping-interval", "1")
+    flooder = RawClient(server.port, "/echo")
+    flooder.sock.settimeout(30)
+    message = RawClient.frame(0x2, b"e" * 1000)
+    try:
+        # Echoes fill both socket buffers; the flooder keeps talking until the server gives up.
+        while True:
+            flooder.sock.sendall(message * 16)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    assert echo_works(server)
+
+
+def test_a_room_publisher_over_its_rate_is_told_then_closed(start_server):
+    server = start_server(env={"SWITCHBOARD_ROOM_MESSAGES_PER_SECOND": "20"})
+    with connect(server.ws + "/rooms/rate?notices=0") as watcher:
+        flooder = RawClient(server.port, "/rooms/rate?notices=0")
+        flooder.sock.sendall(b"".join(RawClient.frame(0x1, f"{index}".encode()) for index in range(200)))
+        texts = []
+        while True:
+            _, opcode, payload = flooder.recv_frame()
+            if opcode == 8:
+                assert struct.unpack("!H", payload[:2])[0] == 1008
+                break
+            texts.append(payload.decode())
+        assert texts and texts[0].startswith("* slow down"), texts
+        # The watcher got the first burst (twice the rate), in order, and nothing after the drop.
+        relayed = [watcher.recv(timeout=PATIENCE) for _ in range(40)]
+        assert relayed == [str(index) for index in range(40)]
+        assert echo_works(server)
+
+
+def test_every_socket_counts_against_max_connections(start_server):
+    server = start_server(env={"SWITCHBOARD_MAX_CONNECTIONS": "4"})
+    idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(4)]
+    refused = socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE)
+    answer = refused.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 503"), answer
+    assert refused.recv(4096) == b""
+    idle.pop().close()
+    # The freed slot serves the next client, once the server has seen the close.
+    deadline = time.monotonic() + PATIENCE
+    while True:
+        try:
+            assert echo_works(server)
+            break
+        except InvalidStatus:
+            assert time.monotonic() < deadline, "the freed slot never served anyone"
+            time.sleep(0.05)
+    for sock in idle:
+        sock.close()
+
+
+def test_one_address_cannot_take_every_connection(start_server):
+    server = start_server(env={"SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS": "3"})
+    held = [RawClient(server.port, "/echo", source="127.0.0.2") for _ in range(3)]
+    refused = socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE, source_address=("127.0.0.2", 0))
+    answer = refused.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 429"), answer
+    other = RawClient(server.port, "/echo", source="127.0.0.3")
+    assert other.status == 101
+    other.send(0x1, b"hello")
+    assert other.recv_frame() == (True, 0x1, b"hello")
+    for client in held + [other]:
+        client.close()
+
+
+def test_a_keep_alive_connection_ends_after_its_request_limit(start_server):
+    server = start_server(env={"SWITCHBOARD_MAX_REQUESTS_PER_CONNECTION": "3"})
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE)
+    request = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+    sock.sendall(request * 5)
+    answers = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        answers += chunk
+    heads = [part for part in answers.split(b"HTTP/1.1 ")[1:]]
+    assert len(heads) == 3, answers
+    assert b"Connection: close" in heads[2] or b"connection: close" in heads[2].lower()
+    assert echo_works(server)
