@@ -100,3 +100,56 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
     #expect(reloaded?["id"] == oldest)
     #expect(reloaded?["receivedBy"]?[ada.id] != nil)
 }
+
+@Test func aResendOfAMessageOnlyOnDiskAnswersItAfterTheWindowMovedAndAfterARestart() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let bob = h.user("bob")
+    let gid = h.group("Team", owner: ada.client, members: [bob.client])
+    let first = h.call(ada.client, ["op": "send", "group": .string(gid), "text": "old", "clientId": "c-old"])
+    let id = try #require(first["message"]?["id"]?.stringValue)
+    send(h, ada.client, gid, 0..<10)
+    h.checkpoint()
+    // The message left memory with its window: only the segments and the store's index know it.
+    #expect(h.service.state.messages[gid]?.index(of: id) == nil)
+    #expect(h.service.state.sentByClient[ClientMessageKey(user: ada.id, clientId: "c-old")] == nil)
+    _ = h.events(bob.client)
+    let journal = h.store.journalBytes
+    let resend: JSONValue = ["op": "send", "group": .string(gid), "text": "old", "clientId": "c-old"]
+    #expect(h.call(ada.client, resend)["message"] == first["message"])
+    #expect(h.events(bob.client).isEmpty)
+    #expect(h.store.journalBytes == journal)
+    #expect(h.service.state.messages[gid]?.total == 11)
+    let other = h.group("Other", owner: ada.client)
+    #expect(h.call(ada.client, ["op": "send", "group": .string(other), "text": "old", "clientId": "c-old"]).code == "conflict")
+    try h.restart()
+    let again = h.connect("ada", token: ada.token)
+    #expect(h.call(again, resend)["message"] == first["message"])
+    #expect(h.service.state.messages[gid]?.total == 11)
+    // A clientId nobody used is stored as a new message.
+    let fresh = h.call(again, ["op": "send", "group": .string(gid), "text": "new", "clientId": "c-new"])
+    #expect(fresh["message"]?["text"] == "new")
+    #expect(h.service.state.messages[gid]?.total == 12)
+}
+
+@Test func retentionDeletesSealedSegmentsAndTheirMessagesLeaveMemoryAndHistory() throws {
+    let h = try Harness(segmentBytes: 600) { $0.retentionMessages = 5 }
+    let ada = h.user("ada")
+    let gid = h.group("Team", owner: ada.client)
+    // The first checkpoint deletes messages still in memory; the later ones, after the window
+    // has moved on, ones only on disk.
+    var kept: [String] = []
+    var sent = 0
+    for count in [40, 6, 6, 6] {
+        send(h, ada.client, gid, sent..<sent + count)
+        sent += count
+        h.checkpoint()
+        kept = fullHistory(h, ada.client, gid, limit: 4)
+        #expect(kept.count >= 5)
+        #expect(kept.count < 20)
+        #expect(kept == (sent - kept.count..<sent).map { "n\($0)" })
+        #expect(h.service.state.messages[gid]?.total == kept.count)
+    }
+    try h.restart()
+    #expect(fullHistory(h, h.connect("ada", token: ada.token), gid, limit: 4) == kept)
+}

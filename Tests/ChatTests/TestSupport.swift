@@ -65,7 +65,11 @@ final class Harness {
         var nanoseconds: UInt64 = 1_000_000_000
     }
 
-    init(configure: (inout ChatConfiguration) -> Void = { _ in }) throws {
+    /// Size at which the store seals a group's segment.
+    let segmentBytes: Int
+
+    init(segmentBytes: Int = 1 << 20, configure: (inout ChatConfiguration) -> Void = { _ in }) throws {
+        self.segmentBytes = segmentBytes
         var template = Array((NSTemporaryDirectory() + "/chat-test-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(made != nil, "mkdtemp failed")
@@ -76,8 +80,7 @@ final class Harness {
         self.configuration = configuration
         let clock = Clockwork()
         self.now = clock
-        let (store, tree) = try Store.open(
-            directory: folder + "/data", durability: .none, recentMessages: Harness.recentMessages, logger: Logger(label: "test"))
+        let (store, tree) = try Harness.openStore(folder, segmentBytes: segmentBytes, configuration: configuration, clock: clock)
         self.store = store
         service = ChatService(state: ChatState(tree: tree, storedCounts: store.storedMessageCounts), store: store, transport: transport,
                               secret: secret, configuration: configuration, logger: Logger(label: "test"), clock: Harness.clock(clock))
@@ -93,6 +96,16 @@ final class Harness {
     /// event loop's inbox would.
     let inbox = StoreInbox()
 
+    /// Opens the data folder as the server does: `clientId` indexed, retention from the start.
+    static func openStore(
+        _ folder: String, segmentBytes: Int, configuration: ChatConfiguration, clock: Clockwork
+    ) throws -> (Store, JSONValue) {
+        try Store.open(
+            directory: folder + "/data", durability: .none, segmentBytes: segmentBytes, recentMessages: recentMessages,
+            idempotencyFields: ChatService<FakeTransport>.idempotencyFields,
+            retention: ChatService<FakeTransport>.retention(configuration, now: clock.milliseconds), logger: Logger(label: "test"))
+    }
+
     static func clock(_ clock: Clockwork) -> ChatClock {
         ChatClock(milliseconds: { clock.milliseconds }, monotonicNanoseconds: { clock.nanoseconds })
     }
@@ -106,8 +119,7 @@ final class Harness {
     func restart() throws {
         store.close()
         inbox.drain()
-        let (store, tree) = try Store.open(
-            directory: folder + "/data", durability: .none, recentMessages: Harness.recentMessages, logger: Logger(label: "test"))
+        let (store, tree) = try Harness.openStore(folder, segmentBytes: segmentBytes, configuration: configuration, clock: now)
         self.store = store
         service = ChatService(state: ChatState(tree: tree, storedCounts: store.storedMessageCounts), store: store, transport: transport,
                               secret: secret, configuration: configuration, logger: Logger(label: "test"), clock: Harness.clock(now))

@@ -83,12 +83,13 @@ func recordingLogger() -> (Logger, Recorder<(Logger.Level, String)>) {
 /// Opens a store in `folder.data` with a quiet logger.
 func openStore(
     _ folder: TemporaryFolder, durability: Durability = .fsync, compactAfterBytes: Int = 1 << 20,
-    segmentBytes: Int = 1 << 20, recentMessages: Int = 1000
+    segmentBytes: Int = 1 << 20, recentMessages: Int = 1000, idempotencyFields: IdempotencyFields? = nil,
+    retention: MessageRetention = MessageRetention()
 ) throws -> (Store, JSONValue) {
     let (logger, _) = recordingLogger()
     let opened = try Store.open(
         directory: folder.data, durability: durability, compactAfterBytes: compactAfterBytes, segmentBytes: segmentBytes,
-        recentMessages: recentMessages, logger: logger)
+        recentMessages: recentMessages, idempotencyFields: idempotencyFields, retention: retention, logger: logger)
     return (opened.store, opened.tree)
 }
 
