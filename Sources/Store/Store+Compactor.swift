@@ -31,6 +31,7 @@ extension Store {
     /// that only a fresh start can sort out from the manifest.
     private func runCheckpoint(generation: Int, ticket: UInt64) {
         let start = SystemClock.monotonicNanoseconds()
+        var phases = [start]
         let path = layout.rotatedJournal(generation)
         let outcome: Checkpoint.Outcome
         do throws(StoreError) {
@@ -38,21 +39,28 @@ extension Store {
             if replay.tornBytes > 0 {
                 logger.warning("ignored a torn last line of \(replay.tornBytes) bytes in \(path)")
             }
+            phases.append(SystemClock.monotonicNanoseconds())
             outcome = try checkpoint.commit(generation: generation)
+            phases.append(SystemClock.monotonicNanoseconds())
             _ = try io(FileSystem.removeIfExists(path))
         } catch {
             logger.error("checkpoint failed; \(path) stays for the next start, no further checkpoints run: \(error)")
             monitor.withLock { stats.failures += 1 }
             return
         }
-        let milliseconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e6
+        phases.append(SystemClock.monotonicNanoseconds())
+        let spans = zip(phases.dropFirst(), phases).map { ($0 - $1) / 1_000_000 }
         let handler = monitor.withLock {
             stats.compactions += 1
             stats.snapshotBytes = outcome.appendedBytes
             compactionQueued = false
             return checkpointHandler
         }
-        logger.info("checkpoint \(generation): \(outcome.appendedBytes) segment bytes for \(outcome.lastIDs.count) groups in \(Int(milliseconds)) ms")
+        logger.info("""
+            checkpoint \(generation): \(outcome.appendedBytes) segment bytes for \(outcome.lastIDs.count) groups in \
+            \((phases[phases.count - 1] - start) / 1_000_000) ms (replay \(spans[0]), write and commit \(spans[1]), \
+            journal deleted \(spans[2]))
+            """)
         for (gid, dropped) in outcome.dropped.sorted(by: { $0.key < $1.key }) {
             logger.info("retention: deleted \(dropped.records) messages of group \(gid) (ids through \(dropped.through))")
         }

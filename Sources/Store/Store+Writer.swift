@@ -110,6 +110,9 @@ extension Store {
             return
         }
         let seconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e9
+        if seconds >= Self.slowFlushSeconds {
+            logger.warning("a journal write and flush of \(lines.bytes.count) bytes took \(Int(seconds * 1000)) ms")
+        }
         journalLength += lines.bytes.count
         let handler: @Sendable (UInt64) -> Void = monitor.withLock {
             stats.batches += 1

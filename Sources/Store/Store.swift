@@ -95,6 +95,9 @@ public final class Store: @unchecked Sendable {
     var readerStopping = false
     var readerThread: pthread_t?
 
+    /// A journal flush at least this slow is logged: it held every acknowledgement back.
+    static let slowFlushSeconds = 0.1
+
     /// Lines appended since the store thread last took the queue.
     struct PendingLines {
         var bytes: [UInt8] = []
