@@ -13,3 +13,7 @@ int CLinux_available_cores(void) {
     if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
     return CPU_COUNT(&set);
 }
+
+int CLinux_syncfs(int fd) {
+    return syncfs(fd);
+}

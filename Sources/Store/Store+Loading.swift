@@ -3,21 +3,34 @@ import Posix
 import JSON
 import Logging
 
-/// Opening a data folder: lock, load the snapshot, replay the journal.
+/// Opening a data folder: lock, migrate or create it, apply leftover journals, load what is hot.
 extension Store {
-    /// Opens the data folder at `directory` and returns the store with the loaded tree.
+    /// Opens the data folder at `directory` and returns the store with the tree it holds,
+    /// where each group under `Messages` has only its newest `recentMessages` messages (the
+    /// rest are read with `read`).
     ///
     /// Creates the folder (mode 0700) when missing and locks it; a folder in use by another
-    /// store fails with `.locked`. A missing `tree.json` means `DocumentTree.empty`. The journal
-    /// is replayed line by line; a torn last line (no newline, or a last line that is not JSON)
-    /// is the trace of a crash mid-write, was never acknowledged, and is cut off with a warning.
-    /// Any other bad line, or a snapshot that does not parse, fails with `.corrupt` before a
-    /// single byte on disk is changed. A leftover `tree.json.tmp` from a crashed compaction is
-    /// removed after a successful load.
+    /// store fails with `.locked`. A folder in the first layout (`tree.json`, `journal.jsonl`)
+    /// is migrated first (`migrate`). Then every journal the manifest does not cover is
+    /// replayed; a torn last line (no newline, or a last line that is not JSON) is the trace of
+    /// a crash mid-write, was never acknowledged, and is dropped with a warning. Any other bad
+    /// line, or a manifest or document that does not parse, fails with `.corrupt` before a
+    /// single byte on disk is changed. Only then are the journals applied as one checkpoint,
+    /// so the store starts with an empty journal, and leftovers of a crashed checkpoint are
+    /// removed. Start-up reads the manifest, the small documents, the journals and the ends of
+    /// the segments: its time does not grow with the number of stored messages.
+    ///
+    /// `idempotencyFields` names the two fields of a message record that the segment indexes
+    /// carry, for `mayHaveStored` and `.sentBy` reads; `retention` is what the start-up
+    /// checkpoint and the later ones may delete until `retention` is set again.
     public static func open(
         directory: String,
         durability: Durability = .fsync,
         compactAfterBytes: Int = 64 << 20,
+        segmentBytes: Int = 1 << 20,
+        recentMessages: Int = 200,
+        idempotencyFields: IdempotencyFields? = nil,
+        retention: MessageRetention = MessageRetention(),
         logger: Logger
     ) throws(StoreError) -> (store: Store, tree: JSONValue) {
         let start = SystemClock.monotonicNanoseconds()
@@ -27,57 +40,163 @@ extension Store {
         let lockFD = try io(FileSystem.open(lockPath, flags: O_RDWR | O_CREAT, mode: 0o600))
         do throws(StoreError) {
             guard try io(FileSystem.lockExclusively(lockFD, path: lockPath)) else { throw StoreError.locked(directory: directory) }
-            let snapshotPath = directory + "/tree.json"
-            var (tree, snapshotBytes) = try loadSnapshot(path: snapshotPath)
-            let journalPath = directory + "/journal.jsonl"
-            let replay = try replayJournal(path: journalPath, into: &tree)
-            let journalFD = try io(FileSystem.open(journalPath, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o600))
-            if replay.tornBytes > 0 {
-                logger.warning(
-                    "cut a torn last line of \(replay.tornBytes) bytes from \(journalPath) (a crash during a write; it was never acknowledged)"
-                )
-                try io(FileSystem.truncate(journalFD, to: replay.goodLength, path: journalPath))
-                try io(FileSystem.fsync(journalFD, path: journalPath))
+            let layout = StoreLayout(directory: directory)
+            if !FileSystem.exists(layout.manifest) {
+                if FileSystem.exists(layout.legacySnapshot) || FileSystem.exists(layout.journal) {
+                    try migrate(layout, segmentBytes: segmentBytes, keyFields: idempotencyFields, logger: logger)
+                } else {
+                    try create(layout, segmentBytes: segmentBytes, logger: logger)
+                }
             }
-            try io(FileSystem.removeIfExists(directory + "/tree.json.tmp"))
-            // Makes the lock file and a newly created journal's directory entries durable, so
-            // lines fsynced into the journal cannot vanish with its name.
+            let checkpoint = try loadCheckpoint(layout, segmentBytes: segmentBytes, keyFields: idempotencyFields, logger: logger)
+            checkpoint.retention = retention
+            let (lines, generation) = try applyJournals(layout, checkpoint, logger: logger)
+            try removeLeftovers(layout, checkpoint.manifest)
+            let journalFD = try io(FileSystem.open(layout.journal, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o600))
+            // Makes the lock file and the new journal's directory entries durable, so lines
+            // fsynced into the journal cannot vanish with its name.
             try io(FileSystem.syncDirectory(directory))
+            var messages: [String: JSONValue] = [:]
+            for gid in checkpoint.manifest.groups.keys {
+                var window: [String: JSONValue] = [:]
+                for (mid, value) in try checkpoint.files.newest(gid, count: recentMessages) { window[mid] = value }
+                messages[gid] = .object(window)
+            }
+            var root = checkpoint.documents.objectValue ?? [:]
+            root["Messages"] = .object(messages)
             let store = Store(
-                directory: directory, durability: durability, compactAfterBytes: compactAfterBytes,
-                logger: logger, lockFD: lockFD, journalFD: journalFD, journalLength: replay.goodLength,
-                snapshotBytes: snapshotBytes
-            )
-            try store.startThread()
+                layout: layout, durability: durability, compactAfterBytes: compactAfterBytes, recentMessages: recentMessages,
+                logger: logger, lockFD: lockFD, journalFD: journalFD, generation: generation, checkpoint: checkpoint)
+            checkpoint.paced = true
+            store.retentionValue = retention
+            try store.startThreads()
             let milliseconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e6
             logger.info(
-                "store loaded: \(replay.lines) journal lines in \(Int(milliseconds)) ms",
-                metadata: ["directory": "\(directory)", "snapshotBytes": "\(snapshotBytes)", "journalBytes": "\(replay.goodLength)"]
+                "store loaded: \(lines) journal lines in \(Int(milliseconds)) ms",
+                metadata: ["directory": "\(directory)", "groups": "\(messages.count)"]
             )
-            return (store, tree)
+            return (store, .object(root))
         } catch {
             FileSystem.close(lockFD)
             throw error
         }
     }
 
-    /// Reads and parses `tree.json`; a missing file is the empty tree.
-    private static func loadSnapshot(path: String) throws(StoreError) -> (JSONValue, Int) {
-        guard let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) else {
-            return (DocumentTree.empty, 0)
+    /// Writes the checkpoint of an empty tree into a new folder.
+    private static func create(_ layout: StoreLayout, segmentBytes: Int, logger: Logger) throws(StoreError) {
+        let files = MessageFiles(layout: layout, catalogs: [:])
+        let checkpoint = Checkpoint(
+            layout: layout, files: files, manifest: Manifest(), documents: .object([:]), segmentBytes: segmentBytes,
+            keyFields: nil, logger: logger)
+        try checkpoint.apply(.set(path: [], value: DocumentTree.empty))
+        _ = try checkpoint.commit(generation: 0)
+    }
+
+    /// Reads the manifest and the documents it names.
+    private static func loadCheckpoint(
+        _ layout: StoreLayout, segmentBytes: Int, keyFields: IdempotencyFields?, logger: Logger
+    ) throws(StoreError) -> Checkpoint {
+        let manifestValue = try parseFile(layout.manifest)
+        let manifest: Manifest
+        do throws(Mutation.DecodingError) {
+            manifest = try Manifest(manifestValue)
+        } catch {
+            throw .corrupt(file: layout.manifest, line: 1, reason: error.reason)
         }
+        var documents: [String: JSONValue] = [:]
+        for key in manifest.documents {
+            let path = layout.document(key)
+            guard FileSystem.exists(path) else {
+                throw .corrupt(file: layout.manifest, line: 1, reason: "it names \(path), which is missing")
+            }
+            documents[key] = try parseFile(path)
+        }
+        let files = MessageFiles(layout: layout, catalogs: manifest.groups)
+        return Checkpoint(
+            layout: layout, files: files, manifest: manifest, documents: .object(documents), segmentBytes: segmentBytes,
+            keyFields: keyFields, logger: logger)
+    }
+
+    /// Replays every journal newer than the manifest into `checkpoint` and, when there was
+    /// any, commits it; returns the lines applied and the generation the files now cover.
+    private static func applyJournals(_ layout: StoreLayout, _ checkpoint: Checkpoint, logger: Logger) throws(StoreError) -> (Int, Int) {
+        let covered = checkpoint.manifest.generation
+        let names = try io(FileSystem.list(layout.directory))
+        let rotated = names.compactMap(StoreLayout.rotatedGeneration).filter { $0 > covered }.sorted()
+        var paths = rotated.map(layout.rotatedJournal)
+        let current = FileSystem.exists(layout.journal)
+        if current { paths.append(layout.journal) }
+        var lines = 0
+        var torn: [(String, Int)] = []
+        for path in paths {
+            let replay = try replayJournal(path: path) { mutation throws(StoreError) in try checkpoint.apply(mutation) }
+            lines += replay.lines
+            if replay.tornBytes > 0 { torn.append((path, replay.tornBytes)) }
+        }
+        // Everything parsed: from here on the folder changes.
+        for (path, bytes) in torn {
+            logger.warning("cut a torn last line of \(bytes) bytes from \(path) (a crash during a write; it was never acknowledged)")
+        }
+        guard !paths.isEmpty else { return (0, covered) }
+        var generation = max(covered, rotated.last ?? 0)
+        if current {
+            generation += 1
+            try io(FileSystem.rename(layout.journal, to: layout.rotatedJournal(generation)))
+            try io(FileSystem.syncDirectory(layout.directory))
+        }
+        _ = try checkpoint.commit(generation: generation)
+        for old in names.compactMap(StoreLayout.rotatedGeneration) + [generation] where old <= generation {
+            _ = try io(FileSystem.removeIfExists(layout.rotatedJournal(old)))
+        }
+        return (lines, generation)
+    }
+
+    /// Removes what a crash left behind: temporary files, a first-layout snapshot the migration
+    /// had converted, journals the manifest covers, and
+    /// segment files and group folders it does not name. Bytes past a segment's committed
+    /// length stay until the next append cuts them off; nothing reads them.
+    private static func removeLeftovers(_ layout: StoreLayout, _ manifest: Manifest) throws(StoreError) {
+        _ = try io(FileSystem.removeIfExists(layout.temporaryManifest))
+        _ = try io(FileSystem.removeIfExists(layout.legacySnapshot))
+        _ = try io(FileSystem.removeIfExists(layout.legacyTemporarySnapshot))
+        for name in try io(FileSystem.list(layout.directory)) {
+            if let generation = StoreLayout.rotatedGeneration(name), generation <= manifest.generation {
+                _ = try io(FileSystem.removeIfExists(layout.rotatedJournal(generation)))
+            }
+        }
+        for name in try io(FileSystem.list(layout.documents)) where name.hasSuffix(".tmp") {
+            _ = try io(FileSystem.removeIfExists(layout.documents + "/" + name))
+        }
+        var known: [String: Set<String>] = [:]
+        for (gid, catalog) in manifest.groups {
+            var names: Set<String> = []
+            for segment in catalog.segments {
+                names.insert(StoreLayout.sequenceName(segment.sequence) + ".jsonl")
+                names.insert(StoreLayout.sequenceName(segment.sequence) + ".idx")
+            }
+            known[StoreLayout.fileName(gid)] = names
+        }
+        for folder in try io(FileSystem.list(layout.messages)) {
+            guard let names = known[folder] else {
+                try io(FileSystem.removeTree(layout.messages + "/" + folder))
+                continue
+            }
+            for name in try io(FileSystem.list(layout.messages + "/" + folder)) where !names.contains(name) {
+                _ = try io(FileSystem.removeIfExists(layout.messages + "/" + folder + "/" + name))
+            }
+        }
+    }
+
+    /// Reads and parses a whole JSON file.
+    static func parseFile(_ path: String) throws(StoreError) -> JSONValue {
+        let fd = try io(FileSystem.open(path, flags: O_RDONLY))
         defer { FileSystem.close(fd) }
         let bytes = try io(FileSystem.readAll(fd, path: path))
-        let tree: JSONValue
         do {
-            tree = try JSONValue.parse(bytes, limits: .trustedFile)
+            return try JSONValue.parse(bytes, limits: .trustedFile)
         } catch {
             throw StoreError.corrupt(file: path, line: lineNumber(of: error.offset, in: bytes), reason: "\(error)")
         }
-        guard case .object = tree else {
-            throw StoreError.corrupt(file: path, line: 1, reason: "the snapshot is not a JSON object")
-        }
-        return (tree, bytes.count)
     }
 
     /// What replaying the journal found.
@@ -90,8 +209,8 @@ extension Store {
         var tornBytes = 0
     }
 
-    /// Applies every line of the journal at `path` to `tree`, without changing the file.
-    static func replayJournal(path: String, into tree: inout JSONValue) throws(StoreError) -> Replay {
+    /// Calls `apply` with every mutation of the journal at `path`, without changing the file.
+    static func replayJournal(path: String, apply: (Mutation) throws(StoreError) -> Void) throws(StoreError) -> Replay {
         guard let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) else { return Replay() }
         let bytes: [UInt8]
         do throws(StoreError) {
@@ -104,7 +223,7 @@ extension Store {
         var replay = Replay()
         let result: Result<Void, StoreError> = bytes.withUnsafeBytes { raw in
             Result { () throws(StoreError) in
-                try replayLines(raw, path: path, into: &tree, replay: &replay)
+                try replayLines(raw, path: path, apply: apply, replay: &replay)
             }
         }
         try result.get()
@@ -112,7 +231,7 @@ extension Store {
     }
 
     private static func replayLines(
-        _ raw: UnsafeRawBufferPointer, path: String, into tree: inout JSONValue, replay: inout Replay
+        _ raw: UnsafeRawBufferPointer, path: String, apply: (Mutation) throws(StoreError) -> Void, replay: inout Replay
     ) throws(StoreError) {
         var lineStart = 0
         var lineNumber = 0
@@ -149,14 +268,14 @@ extension Store {
             } catch {
                 throw StoreError.corrupt(file: path, line: lineNumber, reason: error.reason)
             }
-            DocumentTree.apply(mutation, to: &tree)
+            try apply(mutation)
             replay.lines += 1
             replay.goodLength = lineStart
         }
     }
 
     /// The 1-based line of byte `offset` in `bytes`, for error messages.
-    private static func lineNumber(of offset: Int, in bytes: [UInt8]) -> Int {
+    static func lineNumber(of offset: Int, in bytes: [UInt8]) -> Int {
         var line = 1
         for byte in bytes[..<min(offset, bytes.count)] where byte == 0x0A {
             line += 1

@@ -21,6 +21,9 @@
 /// accept4 is declared only under _GNU_SOURCE, which Swift's Glibc module does not set.
 int CLinux_accept4(int fd, int flags);
 
+/// syncfs likewise.
+int CLinux_syncfs(int fd);
+
 /// The number of cores this process may run on (sched_getaffinity with CPU_COUNT, a macro), or
 /// 0 when the call fails.
 int CLinux_available_cores(void);

@@ -1,0 +1,84 @@
+import Glibc
+import Posix
+import Logging
+
+/// The compactor thread: applies set-aside journals to the files, one checkpoint at a time.
+extension Store {
+    func runCompactor() {
+        // A checkpoint is background work: at a lower priority the scheduler runs the event
+        // loop and the writer first when they share a core with it. (Linux keeps nice values
+        // per thread; 0 names the calling one.)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        do throws(StoreError) {
+            if keyFields != nil { try files.buildKeys() } else { files.keys.markReady() }
+        } catch {
+            logger.error("reading the idempotency keys of the segment indexes failed; resent messages may be stored twice: \(error)")
+        }
+        while true {
+            let job: (generation: Int, ticket: UInt64, retention: MessageRetention)? = compactorMonitor.withLock {
+                while rotated.isEmpty && !compactorStopping { compactorMonitor.wait() }
+                return rotated.isEmpty ? nil : (rotated[0].generation, rotated.removeFirst().ticket, retentionValue)
+            }
+            guard let job else { return }
+            checkpoint.retention = job.retention
+            runCheckpoint(generation: job.generation, ticket: job.ticket)
+        }
+    }
+
+    /// Applies `journal.<generation>.jsonl`, commits, deletes it and reports. A failure
+    /// leaves the journal for the next start to apply and stops further checkpoints (the
+    /// journal then grows until a restart), because the files may hold half a checkpoint
+    /// that only a fresh start can sort out from the manifest.
+    private func runCheckpoint(generation: Int, ticket: UInt64) {
+        let start = SystemClock.monotonicNanoseconds()
+        var phases = [start]
+        let path = layout.rotatedJournal(generation)
+        let outcome: Checkpoint.Outcome
+        do throws(StoreError) {
+            let replay = try Store.replayJournal(path: path) { mutation throws(StoreError) in try checkpoint.apply(mutation) }
+            if replay.tornBytes > 0 {
+                logger.warning("ignored a torn last line of \(replay.tornBytes) bytes in \(path)")
+            }
+            phases.append(SystemClock.monotonicNanoseconds())
+            outcome = try checkpoint.commit(generation: generation)
+            phases.append(SystemClock.monotonicNanoseconds())
+            _ = try io(FileSystem.removeIfExists(path))
+        } catch {
+            logger.error("checkpoint failed; \(path) stays for the next start, no further checkpoints run: \(error)")
+            monitor.withLock { stats.failures += 1 }
+            return
+        }
+        phases.append(SystemClock.monotonicNanoseconds())
+        let spans = zip(phases.dropFirst(), phases).map { ($0 - $1) / 1_000_000 }
+        let handler = monitor.withLock {
+            stats.compactions += 1
+            stats.snapshotBytes = outcome.appendedBytes
+            compactionQueued = false
+            return checkpointHandler
+        }
+        logger.info("""
+            checkpoint \(generation): \(outcome.appendedBytes) segment bytes for \(outcome.lastIDs.count) groups in \
+            \((phases[phases.count - 1] - start) / 1_000_000) ms (replay \(spans[0]), write and commit \(spans[1]), \
+            journal deleted \(spans[2]))
+            """)
+        for (gid, dropped) in outcome.dropped.sorted(by: { $0.key < $1.key }) {
+            logger.info("retention: deleted \(dropped.records) messages of group \(gid) (ids through \(dropped.through))")
+        }
+        handler(CheckpointReport(ticket: ticket, lastIDs: outcome.lastIDs.compactMapValues { $0 }, dropped: outcome.dropped))
+    }
+
+    /// Stops the compactor (after the checkpoints queued) and the reader; `close` calls it
+    /// once the writer has stopped.
+    func stopHelpers() {
+        compactorMonitor.withLock {
+            compactorStopping = true
+            compactorMonitor.signal()
+        }
+        if let compactorThread { pthread_join(compactorThread, nil) }
+        readerMonitor.withLock {
+            readerStopping = true
+            readerMonitor.signal()
+        }
+        if let readerThread { pthread_join(readerThread, nil) }
+    }
+}
