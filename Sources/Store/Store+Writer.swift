@@ -156,6 +156,11 @@ extension Store {
             monitor.withLock { compactionQueued = false }
             return
         }
+        let start = SystemClock.monotonicNanoseconds()
+        defer {
+            let seconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e9
+            if seconds >= Self.slowFlushSeconds { logger.warning("setting the journal aside took \(Int(seconds * 1000)) ms") }
+        }
         let next = generation + 1
         let path = layout.rotatedJournal(next)
         do throws(StoreError) {
