@@ -14,6 +14,7 @@ extension Store {
         } catch {
             logger.error("reading the idempotency keys of the segment indexes failed; resent messages may be stored twice: \(error)")
         }
+        prepareSpareJournal()
         while true {
             let job: (generation: Int, ticket: UInt64, retention: MessageRetention)? = compactorMonitor.withLock {
                 while rotated.isEmpty && !compactorStopping { compactorMonitor.wait() }
@@ -22,6 +23,7 @@ extension Store {
             guard let job else { return }
             checkpoint.retention = job.retention
             runCheckpoint(generation: job.generation, ticket: job.ticket)
+            prepareSpareJournal()
         }
     }
 
@@ -65,6 +67,39 @@ extension Store {
             logger.info("retention: deleted \(dropped.records) messages of group \(gid) (ids through \(dropped.through))")
         }
         handler(CheckpointReport(ticket: ticket, lastIDs: outcome.lastIDs.compactMapValues { $0 }, dropped: outcome.dropped))
+    }
+
+    /// Writes `journal.spare`: zeros, flushed, as long as a journal grows before its checkpoint,
+    /// for the writer to take as its next journal (docs/durability.md, "Writing").
+    ///
+    /// Lines written over blocks that are already on disk, within the file's size, change no
+    /// metadata, so the journal's `fdatasync` is a data flush alone. A journal that grows as it
+    /// is written changes its size and allocates blocks with every batch, and then each
+    /// `fdatasync` waits for an ext4 journal commit, which carries whatever else the file
+    /// system is committing at that moment: a running checkpoint's segments, freed blocks to
+    /// discard. Those commits held acknowledgements back for up to 300 ms (BENCHMARKS.md).
+    /// The zeros are written in pieces with a pause between, like a checkpoint's segments.
+    func prepareSpareJournal() {
+        guard durability == .fsync, compactAfterBytes <= Self.largestSpareBytes, !monitor.withLock({ spareReady }) else { return }
+        let path = layout.spareJournal
+        let zeros = [UInt8](repeating: 0, count: Checkpoint.pacedBytes)
+        do throws(StoreError) {
+            let fd = try io(FileSystem.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600))
+            defer { FileSystem.close(fd) }
+            var written = 0
+            while written < compactAfterBytes + Checkpoint.pacedBytes {
+                if monitor.withLock({ isClosing }) { return }
+                try io(FileSystem.write(fd, zeros, at: written, path: path))
+                try io(FileSystem.fdatasync(fd, path: path))
+                written += zeros.count
+                usleep(Checkpoint.pauseMicroseconds)
+            }
+            try io(FileSystem.syncDirectory(directory))
+        } catch {
+            logger.warning("could not write a spare journal, the next journal starts empty: \(error)")
+            return
+        }
+        monitor.withLock { spareReady = true }
     }
 
     /// Stops the compactor (after the checkpoints queued) and the reader; `close` calls it

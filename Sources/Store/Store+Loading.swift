@@ -52,7 +52,7 @@ extension Store {
             checkpoint.retention = retention
             let (lines, generation) = try applyJournals(layout, checkpoint, logger: logger)
             try removeLeftovers(layout, checkpoint.manifest)
-            let journalFD = try io(FileSystem.open(layout.journal, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o600))
+            let journalFD = try io(FileSystem.open(layout.journal, flags: O_WRONLY | O_CREAT, mode: 0o600))
             // Makes the lock file and the new journal's directory entries durable, so lines
             // fsynced into the journal cannot vanish with its name.
             try io(FileSystem.syncDirectory(directory))
@@ -157,6 +157,7 @@ extension Store {
     /// length stay until the next append cuts them off; nothing reads them.
     private static func removeLeftovers(_ layout: StoreLayout, _ manifest: Manifest) throws(StoreError) {
         _ = try io(FileSystem.removeIfExists(layout.temporaryManifest))
+        _ = try io(FileSystem.removeIfExists(layout.spareJournal))
         _ = try io(FileSystem.removeIfExists(layout.legacySnapshot))
         _ = try io(FileSystem.removeIfExists(layout.legacyTemporarySnapshot))
         for name in try io(FileSystem.list(layout.directory)) {
@@ -210,6 +211,7 @@ extension Store {
     }
 
     /// Calls `apply` with every mutation of the journal at `path`, without changing the file.
+    /// Zero bytes at the end are the unused part of a spare journal's zeros, not a torn line.
     static func replayJournal(path: String, apply: (Mutation) throws(StoreError) -> Void) throws(StoreError) -> Replay {
         guard let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) else { return Replay() }
         let bytes: [UInt8]
@@ -221,9 +223,11 @@ extension Store {
         }
         FileSystem.close(fd)
         var replay = Replay()
+        var end = bytes.count
+        while end > 0 && bytes[end - 1] == 0 { end -= 1 }
         let result: Result<Void, StoreError> = bytes.withUnsafeBytes { raw in
             Result { () throws(StoreError) in
-                try replayLines(raw, path: path, apply: apply, replay: &replay)
+                try replayLines(UnsafeRawBufferPointer(rebasing: raw[..<end]), path: path, apply: apply, replay: &replay)
             }
         }
         try result.get()

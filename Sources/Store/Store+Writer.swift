@@ -96,7 +96,8 @@ extension Store {
         }
         let start = SystemClock.monotonicNanoseconds()
         do throws(StoreError) {
-            try io(FileSystem.writeAll(journalFD, lines.bytes, path: journalPath))
+            // At the end of the lines, not of the file: a spare journal's zeros lie beyond.
+            try io(FileSystem.write(journalFD, lines.bytes, at: journalLength, path: journalPath))
             if durability == .fsync {
                 try io(FileSystem.fdatasync(journalFD, path: journalPath))
             }
@@ -155,6 +156,11 @@ extension Store {
             monitor.withLock { compactionQueued = false }
             return
         }
+        let start = SystemClock.monotonicNanoseconds()
+        defer {
+            let seconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e9
+            if seconds >= Self.slowFlushSeconds { logger.warning("setting the journal aside took \(Int(seconds * 1000)) ms") }
+        }
         let next = generation + 1
         let path = layout.rotatedJournal(next)
         do throws(StoreError) {
@@ -169,7 +175,11 @@ extension Store {
         }
         let fresh: Int32
         do throws(StoreError) {
-            fresh = try io(FileSystem.open(journalPath, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o600))
+            if monitor.withLock({ spareReady }) {
+                try io(FileSystem.rename(layout.spareJournal, to: journalPath))
+                monitor.withLock { spareReady = false }
+            }
+            fresh = try io(FileSystem.open(journalPath, flags: O_WRONLY | O_CREAT, mode: 0o600))
             try io(FileSystem.syncDirectory(directory))
         } catch {
             // Lines keep going to the renamed file through the open descriptor, and a restart

@@ -98,6 +98,12 @@ public final class Store: @unchecked Sendable {
     /// A journal flush at least this slow is logged: it held every acknowledgement back.
     static let slowFlushSeconds = 0.1
 
+    /// The largest journal that gets a spare written ahead (`prepareSpareJournal`); beyond it
+    /// the zeros would cost more disk than they save.
+    static let largestSpareBytes = 256 << 20
+    /// True when `journal.spare` is complete and durable; guarded by `monitor`.
+    var spareReady = false
+
     /// Lines appended since the store thread last took the queue.
     struct PendingLines {
         var bytes: [UInt8] = []

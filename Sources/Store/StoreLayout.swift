@@ -7,6 +7,7 @@
 /// messages/<group>/<seq>.idx         its index: offset, length and id of each record in id order
 /// journal.jsonl                      mutations since the checkpoint, appended and fsynced
 /// journal.<n>.jsonl                  a journal set aside for the checkpoint that is running
+/// journal.spare                      zeros written ahead: the next journal, its blocks on disk
 /// ```
 /// Keys become file names byte for byte when they are made of letters, digits, `-` and `_`
 /// (push ids are); any other byte is written `%XX`, so no key can name a path outside its folder.
@@ -18,6 +19,7 @@ struct StoreLayout: Sendable {
     var documents: String { directory + "/documents" }
     var messages: String { directory + "/messages" }
     var journal: String { directory + "/journal.jsonl" }
+    var spareJournal: String { directory + "/journal.spare" }
     var legacySnapshot: String { directory + "/tree.json" }
     var legacyTemporarySnapshot: String { directory + "/tree.json.tmp" }
 

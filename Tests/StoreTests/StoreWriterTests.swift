@@ -119,3 +119,37 @@ import JSON
     #expect(tree["Messages"]?["g0"]?.objectValue?.count == 10, "start-up keeps only the newest messages of a group")
     #expect(try fullTree(reopened, tree) == expected)
 }
+
+@Test func theNextJournalIsASpareOfZerosWrittenAheadAndReplaysAsUsual() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let journalBytes = 64 << 10
+    var expected = DocumentTree.empty
+    do {
+        let (store, _) = try openStore(folder, compactAfterBytes: journalBytes)
+        defer { store.close() }
+        // The compactor writes the spare at start; wait for it (it is what this test is about).
+        while !store.monitor.withLock({ store.spareReady }) { usleep(1000) }
+        #expect((folder.read("journal.spare")?.count ?? 0) >= journalBytes + Checkpoint.pacedBytes)
+        #expect(folder.read("journal.spare")?.allSatisfy { $0 == 0 } == true)
+        let waiter = CheckpointWaiter(store)
+        let first = messageMutation(group: "g", id: "m0", text: "before the rotation", at: 0)
+        DocumentTree.apply(first, to: &expected)
+        store.append([first])
+        store.compact()
+        waiter.wait()
+        for i in 1..<5 {
+            let mutation = messageMutation(group: "g", id: "m\(i)", text: "after the rotation", at: Int64(i))
+            DocumentTree.apply(mutation, to: &expected)
+            store.append([mutation])
+        }
+    }
+    // The spare became the journal: the lines are at its start and the zeros follow.
+    let journal = try #require(folder.read("journal.jsonl"))
+    #expect(journal.count >= journalBytes + Checkpoint.pacedBytes)
+    #expect(journal.first == UInt8(ascii: "{"))
+    #expect(journal.last == 0)
+    let (store, tree) = try openStore(folder, compactAfterBytes: journalBytes)
+    defer { store.close() }
+    #expect(try fullTree(store, tree) == expected)
+}
