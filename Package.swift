@@ -84,3 +84,25 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer targets (Fuzz/, docs/fuzzing.md). Declared only when scripts/fuzz builds them, into
+// its own scratch folder with -sanitize=fuzzer,address, so `swift build` and `swift test` never
+// compile them. Being targets of this package, they reach internal API through @testable import
+// (debug builds enable testing), which a separate package depending on this one could not.
+if Context.environment["SWITCHBOARD_FUZZ"] == "1" {
+    func fuzzTarget(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+        .executableTarget(
+            name: "fuzz-\(name)", dependencies: dependencies + ["FuzzSupport"], path: "Fuzz/\(name)",
+            exclude: ["corpus"])
+    }
+    package.targets += [
+        .target(name: "CFuzzer", path: "Fuzz/CFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CFuzzer"], path: "Fuzz/Support"),
+        fuzzTarget("http", ["HTTP"]),
+        fuzzTarget("frames", ["WebSocket", "Deflate", "Bytes"]),
+        fuzzTarget("inflater", ["Deflate", "WebSocket"]),
+        fuzzTarget("json", ["JSON"]),
+        fuzzTarget("chat-request", ["Chat", "JSON"]),
+        fuzzTarget("store", ["Store", "JSON", "Posix", .product(name: "Logging", package: "swift-log")]),
+    ]
+}

@@ -31,6 +31,17 @@ final class ChatDelivery: ChatTransport {
         self.server = server
         self.workers = workers
         self.queueLimit = 4 * workers
+        ChatDelivery.startDispatch()
+    }
+
+    /// Runs one empty job on the queue hashes use and waits for it. libdispatch opens its
+    /// epoll, eventfd and timer descriptors at its first job and traps when it cannot, so the
+    /// first password hash at the descriptor limit (the soak under attack reached it) would
+    /// take the process down; at start there are descriptors to spare.
+    private static func startDispatch() {
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { done.signal() }
+        done.wait()
     }
 
     func attach(_ service: ChatService<ChatDelivery>) {

@@ -44,8 +44,17 @@ final class Connection: EventHandler, Flushable {
     private var socketFull = false
     /// The reply to the latest ping, held back while the socket refuses bytes: RFC 6455 §5.5.3
     /// lets a server answer only the latest, so a peer that pings without reading costs one
-    /// pong, not a queue of them.
+    /// pong, not a queue of them. While the socket takes bytes every ping gets its pong.
     private var pendingPong: ByteChunk?
+    /// Whether reading stopped because the peer pings without reading: its socket refused our
+    /// bytes and a pong waits. Until the socket takes bytes again its pings stay in the kernel
+    /// and cost nothing (a flood of them took 40% of the loop's core, answered or not); the
+    /// idle timeout of a stalled socket closes it all the same.
+    private var readingPaused = false
+    /// Pings in the second that began at `pingWindowStart` (loop time), against
+    /// `ConnectionLimits.maxPingsPerSecond`.
+    private var pingsInWindow = 0
+    private var pingWindowStart: UInt64 = 0
     /// Messages (and HTTP requests) handled since the current readiness event began, against
     /// `ConnectionLimits.readBudgetMessages`.
     var messagesRead = 0
@@ -84,11 +93,16 @@ final class Connection: EventHandler, Flushable {
     /// Reads until the socket has nothing more, or until this event's budget (bytes and
     /// messages, `ConnectionLimits`) is spent: then the loop comes back after the other
     /// sockets and the timers (`EventLoop.readLater`), so one busy peer cannot starve them.
+    /// A peer that pings without reading is not read at all until it reads (`readingPaused`).
     func readable(hangup: Bool) {
         let buffer = loop.readBuffer
         var budget = owner.limits.readBudgetBytes
         messagesRead = 0
         while !lifecycle.isClosed {
+            if socketFull, pendingPong != nil, !hangup {
+                readingPaused = true
+                return
+            }
             guard budget > 0, messagesRead < owner.limits.readBudgetMessages else {
                 loop.readLater(fd)
                 return
@@ -166,13 +180,39 @@ final class Connection: EventHandler, Flushable {
         case .pong, .closeConnection:
             break
         case .write(let chunk):
-            if chunk.bytes.first.map({ $0 & 0x0F == Opcode.pong.rawValue }) == true {
+            guard chunk.bytes.first.map({ $0 & 0x0F == Opcode.pong.rawValue }) == true else {
+                enqueue(chunk)
+                return
+            }
+            guard admitPing() else {
+                // No closing handshake: reading the flood until the peer's close reply
+                // cost as much as the flood. The close frame goes if the socket takes it.
+                metrics.countClose(.policyViolation)
+                close(code: .policyViolation, reason: "too many pings")
+                flush()
+                closeNow()
+                return
+            }
+            // Every ping is answered in turn while the socket takes our bytes (Autobahn 2.10
+            // expects as many pongs as pings); once it refuses them only the latest reply is kept.
+            if socketFull {
                 pendingPong = chunk
                 scheduleFlush()
             } else {
                 enqueue(chunk)
             }
         }
+    }
+
+    /// Counts a ping in the current one-second window; false once the peer is over its rate.
+    private func admitPing() -> Bool {
+        let now = owner.now
+        if now &- pingWindowStart >= 1_000_000_000 {
+            pingWindowStart = now
+            pingsInWindow = 0
+        }
+        pingsInWindow += 1
+        return pingsInWindow <= owner.limits.maxPingsPerSecond
     }
 
     /// Hands a message to the session in the form it takes: relays get it ready to pass on,
@@ -291,6 +331,10 @@ final class Connection: EventHandler, Flushable {
         }
         socketFull = false
         lifecycle.drained()
+        if readingPaused {
+            readingPaused = false
+            loop.readLater(fd)
+        }
         if pendingPong != nil { scheduleFlush() }
         if unwrittenMessages > 0 {
             let waited = owner.now - min(oldestUnwrittenArrival, owner.now)

@@ -68,4 +68,8 @@ struct ConnectionLimits {
     /// The bytes equal the loop's read buffer, so a steady reader costs no extra reads.
     var readBudgetBytes = 256 * 1024
     var readBudgetMessages = 64
+    /// Pings a peer may send in one second; one more closes it with 1008. Clients ping every
+    /// few seconds at most; a flood of them costs a frame parse each (the soak under attack
+    /// measured 42% of the server's core for one flooder that read its pongs slowly).
+    var maxPingsPerSecond = 100
 }

@@ -59,6 +59,11 @@ extension Mutation {
         switch op {
         case "set":
             guard let value = members["value"] else { throw DecodingError(reason: "a set without \"value\"") }
+            // The root is always an object: a snapshot of anything else is refused, so a journal
+            // that made one would load once and never again after the next compaction.
+            if path.isEmpty, value.objectValue == nil, !value.isNull {
+                throw DecodingError(reason: "a set of the root to something other than an object")
+            }
             self = .set(path: path, value: value)
         case "merge":
             guard case .object(let value)? = members["value"] else {

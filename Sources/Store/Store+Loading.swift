@@ -258,7 +258,7 @@ extension Store {
             }
             let value: JSONValue
             do {
-                value = try JSONValue.parse(line, limits: .trustedFile)
+                value = try JSONValue.parse(line, limits: journalLineLimits)
             } catch {
                 if isLastLine {
                     replay.tornBytes = line.count + 1
@@ -272,11 +272,22 @@ extension Store {
             } catch {
                 throw StoreError.corrupt(file: path, line: lineNumber, reason: error.reason)
             }
+            guard mutation.path.count < journalLineLimits.maxDepth else {
+                let reason = "a path of \(mutation.path.count) keys; at most \(journalLineLimits.maxDepth - 1) are replayed"
+                throw StoreError.corrupt(file: path, line: lineNumber, reason: reason)
+            }
             try apply(mutation)
             replay.lines += 1
             replay.goodLength = lineStart
         }
     }
+
+    /// How deep a journal line may nest, and (less one) how many keys its path may hold.
+    ///
+    /// Half a snapshot's depth each, so that a path and the value written at its end never make
+    /// a tree deeper than a snapshot may be: every tree a journal builds can be compacted into
+    /// a snapshot that loads again. The chat service's lines nest a few dozen levels at most.
+    static let journalLineLimits = JSONLimits(maxDepth: JSONLimits.trustedFile.maxDepth / 2, maxBytes: Int.max)
 
     /// The 1-based line of byte `offset` in `bytes`, for error messages.
     static func lineNumber(of offset: Int, in bytes: [UInt8]) -> Int {

@@ -243,3 +243,55 @@ private func clientFrame(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
     #expect(latency.count == 2)
     #expect(latency.sum == 0.004, "both are counted from the oldest arrival, 2 ms before the write")
 }
+
+/// Whether bytes wait unread in the connection's socket.
+private func unread(_ fd: Int32) -> Bool {
+    var byte: UInt8 = 0
+    return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+}
+
+@Test func aPeerThatPingsWithoutReadingIsNotReadUntilItReads() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.upgrade()
+    var size: Int32 = 4096
+    setsockopt(pair.connection.fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    // The peer pings and never reads: pongs fill the connection's socket, then it stops reading.
+    var pings = 0
+    while !unread(pair.connection.fd) {
+        pings += 1
+        #expect(pings < 100_000, "the connection kept reading pings that it could not answer")
+        if pings >= 100_000 { return }
+        pair.owner.now += 20_000_000
+        pair.send(clientFrame(0x9, [UInt8(pings % 256)]))
+        pair.connection.flush()
+    }
+    pair.send(clientFrame(0x9, [1]) + clientFrame(0x9, [2]))
+    #expect(unread(pair.connection.fd))
+    // Once the peer reads, the socket takes bytes again, reading resumes and the latest ping is answered.
+    var received: [UInt8] = []
+    while let bytes = pair.receive(), !bytes.isEmpty { received += bytes }
+    pair.connection.writable()
+    pair.connection.readable(hangup: false)
+    #expect(!unread(pair.connection.fd))
+    while let bytes = pair.receive(), !bytes.isEmpty { received += bytes }
+    #expect(received.suffix(3) == [0x8A, 1, 2])
+}
+
+@Test func aPeerOverThePingRateIsClosedWith1008() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.upgrade()
+    let limit = pair.owner.limits.maxPingsPerSecond
+    pair.send(Array(repeating: clientFrame(0x9, [1]), count: limit).flatMap { $0 })
+    #expect(pair.connection.lifecycle.isOpen)
+    pair.owner.now += 1_000_000_000
+    pair.send(Array(repeating: clientFrame(0x9, [2]), count: limit).flatMap { $0 })
+    #expect(pair.connection.lifecycle.isOpen)
+    pair.send(clientFrame(0x9, [3]))
+    #expect(!pair.connection.lifecycle.isOpen)
+    let sent = pair.receive() ?? []
+    let close = sent.lastIndex(of: 0x88) ?? sent.endIndex
+    #expect(Array(sent[close...].dropFirst(2).prefix(2)) == [0x03, 0xF0], "a close frame with 1008")
+    #expect(pair.owner.metrics.closesByCode[1008] == 1)
+}

@@ -33,6 +33,7 @@ import JSON
         (#"{"op":"set","path":[1]}"#, "the path holds something other than strings"),
         (#"{"op":"set","path":[]}"#, "a set without \"value\""),
         (#"{"op":"merge","path":[],"value":3}"#, "a merge whose \"value\" is not an object"),
+        (#"{"op":"set","path":[],"value":[]}"#, "a set of the root to something other than an object"),
         (#"{"op":"push","path":[]}"#, "unknown op \"push\""),
     ]
     for (text, reason) in cases {

@@ -159,6 +159,37 @@ private func expectTornTailCut(_ tail: String, legacy: Bool = false, warned: Boo
     #expect(folder.read("journal.jsonl") == journal)
 }
 
+/// Caught by the `store` fuzz target's invariants (docs/fuzzing.md) on this hand-made input:
+/// the root became the number 1, which loaded, while the same tree as a snapshot is refused.
+@Test func refusesJournalThatSetsTheRootToAScalar() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let journal = Array((lineA + #"{"op":"set","path":[],"value":1}"# + "\n").utf8)
+    folder.write("journal.jsonl", journal)
+    let reason = "a set of the root to something other than an object"
+    #expect(throws: StoreError.corrupt(file: folder.file("journal.jsonl"), line: 2, reason: reason)) {
+        try openStore(folder)
+    }
+    #expect(folder.read("journal.jsonl") == journal)
+}
+
+/// Caught by the `store` fuzz target's invariants (docs/fuzzing.md) on this hand-made input:
+/// a path of 200 keys holding 100 nested arrays made a tree 300 levels deep, which loaded from
+/// the journal, while the same tree as a snapshot passes the limit of 256 and is refused.
+@Test func refusesJournalThatBuildsATreeTooDeepForASnapshot() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let keys = Array(repeating: #""k""#, count: 200).joined(separator: ",")
+    let deep = #"{"op":"set","path":["# + keys + #"],"value":"# + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}\n"
+    let journal = Array((lineA + deep).utf8)
+    folder.write("journal.jsonl", journal)
+    let reason = "a path of 200 keys; at most 127 are replayed"
+    #expect(throws: StoreError.corrupt(file: folder.file("journal.jsonl"), line: 2, reason: reason)) {
+        try openStore(folder)
+    }
+    #expect(folder.read("journal.jsonl") == journal)
+}
+
 @Test func refusesCorruptSnapshotAndTouchesNothing() throws {
     let folder = TemporaryFolder()
     defer { folder.remove() }
