@@ -51,6 +51,7 @@ struct Manifest: Sendable, Equatable {
         guard let generation = value["journal"]?.int64Value, case .array(let documents)? = value["documents"],
             case .object(let groups)? = value["messages"]
         else { throw .init(reason: "the manifest lacks \"journal\", \"documents\" or \"messages\"") }
+        guard generation >= 0 else { throw .init(reason: "the manifest's journal generation is negative") }
         self.generation = Int(generation)
         self.documents = documents.compactMap(\.stringValue)
         for (gid, group) in groups {
@@ -63,14 +64,22 @@ struct Manifest: Sendable, Equatable {
                     let indexBytes = segment["indexBytes"]?.int64Value, let records = segment["records"]?.int64Value,
                     let first = segment["first"]?.stringValue, let last = segment["last"]?.stringValue
                 else { throw .init(reason: "a segment of group \(gid) is incomplete") }
+                let keyed = segment["keyed"]?.int64Value ?? 0
+                guard sequence > (catalog.segments.last.map { Int64($0.sequence) } ?? 0), sequence <= Self.largestNumber,
+                    [bytes, indexBytes, records, keyed].allSatisfy({ (0...Self.largestNumber).contains($0) }), keyed <= records
+                else { throw .init(reason: "segment \(sequence) of group \(gid) has numbers out of range or order") }
                 catalog.segments.append(SegmentSummary(
                     sequence: Int(sequence), bytes: Int(bytes), indexBytes: Int(indexBytes), records: Int(records),
-                    keyed: Int(segment["keyed"]?.int64Value ?? 0), first: first, last: last))
+                    keyed: Int(keyed), first: first, last: last))
             }
             for (mid, location) in relocated {
                 guard case .array(let parts) = location, parts.count == 3, let sequence = parts[0].int64Value,
                     let offset = parts[1].int64Value, let length = parts[2].int64Value
                 else { throw .init(reason: "relocated record \(mid) of group \(gid) is not [sequence, offset, length]") }
+                // The record and its newline lie within a segment's committed bytes.
+                guard let home = catalog.segments.first(where: { Int64($0.sequence) == sequence }), (0...Self.largestNumber).contains(offset),
+                    (0...Self.largestNumber).contains(length), offset + length < Int64(home.bytes)
+                else { throw .init(reason: "relocated record \(mid) of group \(gid) lies outside its group's segments") }
                 catalog.relocated[mid] = RecordLocation(sequence: Int(sequence), offset: Int(offset), length: Int(length))
             }
             self.groups[gid] = catalog
@@ -78,4 +87,8 @@ struct Manifest: Sendable, Equatable {
     }
 
     init() {}
+
+    /// The largest segment number, length or count a manifest may hold (256 TiB): any sum of
+    /// two stays far from overflowing.
+    static let largestNumber: Int64 = 1 << 48
 }

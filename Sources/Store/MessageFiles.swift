@@ -189,10 +189,18 @@ final class MessageFiles: @unchecked Sendable {
             let path = layout.segment(gid, segment.sequence)
             let average = max(1, segment.bytes / max(1, segment.records))
             let need = count - found.count
-            var chunk = min(segment.bytes, average * need * 5 / 4 + 4096)
+            // Fewer records than the segment holds fit in its bytes (no overflow either).
+            var chunk = need >= segment.records ? segment.bytes : min(segment.bytes, average * need * 5 / 4 + 4096)
             while true {
                 let start = segment.bytes - chunk
                 let bytes = try readRange(path, offset: start, count: chunk)
+                guard bytes.count == chunk else {
+                    throw .corruptSegment(file: path, offset: start + bytes.count, reason: "the file ends before its committed length")
+                }
+                // Committed bytes end with a whole line: the next checkpoint appends after them.
+                guard bytes.last == 0x0A else {
+                    throw .corruptSegment(file: path, offset: segment.bytes - 1, reason: "the committed bytes do not end with a newline")
+                }
                 // Line ends first (cheap), then records parsed from the last one backwards,
                 // only as many as needed. A chunk that starts inside the file starts inside a
                 // line: that first piece is not a record.
@@ -345,11 +353,19 @@ final class MessageFiles: @unchecked Sendable {
         } catch {
             throw .corrupt(file: path, line: error.line, reason: "not an index line (offset length \"id\")")
         }
+        // A record and its newline lie within the segment's committed bytes, so no read of a
+        // page reaches past them (or asks for more memory than the segment holds).
+        if let line = entries.firstIndex(where: { $0.offset + $0.length >= segment.bytes }) {
+            throw .corrupt(file: path, line: line + 1, reason: "the record lies beyond the segment's \(segment.bytes) committed bytes")
+        }
         return entries
     }
 
+    /// Committed bytes of a file the manifest names: its absence is corruption, not a failed call.
     private func readRange(_ path: String, offset: Int, count: Int) throws(StoreError) -> [UInt8] {
-        let fd = try io(FileSystem.open(path, flags: O_RDONLY))
+        guard let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) else {
+            throw .corruptSegment(file: path, offset: 0, reason: "the file is missing")
+        }
         defer { FileSystem.close(fd) }
         return try io(FileSystem.read(fd, at: offset, count: count, path: path))
     }

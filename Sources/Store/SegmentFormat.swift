@@ -88,10 +88,11 @@ enum SegmentFormat {
 
     private static func parseIndexLine(_ line: ArraySlice<UInt8>) -> IndexEntry? {
         var position = line.startIndex
+        // At most 15 digits: far beyond any segment, and an offset plus a length cannot overflow.
         func number() -> Int? {
             var value = 0
             let start = position
-            while position < line.endIndex, line[position] >= 0x30, line[position] <= 0x39 {
+            while position < line.endIndex, position - start < 15, line[position] >= 0x30, line[position] <= 0x39 {
                 value = value * 10 + Int(line[position] - 0x30)
                 position += 1
             }

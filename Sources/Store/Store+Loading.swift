@@ -42,6 +42,11 @@ extension Store {
             guard try io(FileSystem.lockExclusively(lockFD, path: lockPath)) else { throw StoreError.locked(directory: directory) }
             let layout = StoreLayout(directory: directory)
             if !FileSystem.exists(layout.manifest) {
+                // Only a checkpoint sets a journal aside, and a checkpoint has a manifest: without
+                // one, such a journal has nothing to apply to, and migrating would delete it.
+                if let aside = try io(FileSystem.list(directory)).first(where: { StoreLayout.rotatedGeneration($0) != nil }) {
+                    throw StoreError.corrupt(file: layout.manifest, line: 1, reason: "it is missing, yet \(aside) is here")
+                }
                 if FileSystem.exists(layout.legacySnapshot) || FileSystem.exists(layout.journal) {
                     try migrate(layout, segmentBytes: segmentBytes, keyFields: idempotencyFields, logger: logger)
                 } else {
@@ -50,18 +55,20 @@ extension Store {
             }
             let checkpoint = try loadCheckpoint(layout, segmentBytes: segmentBytes, keyFields: idempotencyFields, logger: logger)
             checkpoint.retention = retention
-            let (lines, generation) = try applyJournals(layout, checkpoint, logger: logger)
+            // Each group's newest records are read before anything on disk changes, so that a
+            // corrupt segment end stops the start with the folder as it was; the groups the
+            // journals then write are read again.
+            var windows = try recentWindows(checkpoint.files, groups: Array(checkpoint.manifest.groups.keys), count: recentMessages)
+            let (lines, generation, written) = try applyJournals(layout, checkpoint, logger: logger)
             try removeLeftovers(layout, checkpoint.manifest)
             let journalFD = try io(FileSystem.open(layout.journal, flags: O_WRONLY | O_CREAT, mode: 0o600))
             // Makes the lock file and the new journal's directory entries durable, so lines
             // fsynced into the journal cannot vanish with its name.
             try io(FileSystem.syncDirectory(directory))
+            let rewritten = written.filter { checkpoint.manifest.groups[$0] != nil }
+            windows.merge(try recentWindows(checkpoint.files, groups: rewritten, count: recentMessages)) { $1 }
             var messages: [String: JSONValue] = [:]
-            for gid in checkpoint.manifest.groups.keys {
-                var window: [String: JSONValue] = [:]
-                for (mid, value) in try checkpoint.files.newest(gid, count: recentMessages) { window[mid] = value }
-                messages[gid] = .object(window)
-            }
+            for gid in checkpoint.manifest.groups.keys { messages[gid] = windows[gid] ?? .object([:]) }
             var root = checkpoint.documents.objectValue ?? [:]
             root["Messages"] = .object(messages)
             let store = Store(
@@ -80,6 +87,17 @@ extension Store {
             FileSystem.close(lockFD)
             throw error
         }
+    }
+
+    /// Per group, its newest `count` messages on disk as an object.
+    private static func recentWindows(_ files: MessageFiles, groups: [String], count: Int) throws(StoreError) -> [String: JSONValue] {
+        var windows: [String: JSONValue] = [:]
+        for gid in groups {
+            var window: [String: JSONValue] = [:]
+            for (mid, value) in try files.newest(gid, count: count) { window[mid] = value }
+            windows[gid] = .object(window)
+        }
+        return windows
     }
 
     /// Writes the checkpoint of an empty tree into a new folder.
@@ -118,8 +136,11 @@ extension Store {
     }
 
     /// Replays every journal newer than the manifest into `checkpoint` and, when there was
-    /// any, commits it; returns the lines applied and the generation the files now cover.
-    private static func applyJournals(_ layout: StoreLayout, _ checkpoint: Checkpoint, logger: Logger) throws(StoreError) -> (Int, Int) {
+    /// any, commits it; returns the lines applied, the generation the files now cover and the
+    /// groups the commit wrote or let retention shorten.
+    private static func applyJournals(
+        _ layout: StoreLayout, _ checkpoint: Checkpoint, logger: Logger
+    ) throws(StoreError) -> (Int, Int, [String]) {
         let covered = checkpoint.manifest.generation
         let names = try io(FileSystem.list(layout.directory))
         let rotated = names.compactMap(StoreLayout.rotatedGeneration).filter { $0 > covered }.sorted()
@@ -137,18 +158,18 @@ extension Store {
         for (path, bytes) in torn {
             logger.warning("cut a torn last line of \(bytes) bytes from \(path) (a crash during a write; it was never acknowledged)")
         }
-        guard !paths.isEmpty else { return (0, covered) }
+        guard !paths.isEmpty else { return (0, covered, []) }
         var generation = max(covered, rotated.last ?? 0)
         if current {
             generation += 1
             try io(FileSystem.rename(layout.journal, to: layout.rotatedJournal(generation)))
             try io(FileSystem.syncDirectory(layout.directory))
         }
-        _ = try checkpoint.commit(generation: generation)
+        let outcome = try checkpoint.commit(generation: generation)
         for old in names.compactMap(StoreLayout.rotatedGeneration) + [generation] where old <= generation {
             _ = try io(FileSystem.removeIfExists(layout.rotatedJournal(old)))
         }
-        return (lines, generation)
+        return (lines, generation, Array(Set(outcome.lastIDs.keys).union(outcome.dropped.keys)))
     }
 
     /// Removes what a crash left behind: temporary files, a first-layout snapshot the migration
