@@ -358,6 +358,14 @@ final class MessageFiles: @unchecked Sendable {
         if let line = entries.firstIndex(where: { $0.offset + $0.length >= segment.bytes }) {
             throw .corrupt(file: path, line: line + 1, reason: "the record lies beyond the segment's \(segment.bytes) committed bytes")
         }
+        // Pages are found by binary search, and single messages by the manifest's id range:
+        // both must agree with the index.
+        if let line = entries.indices.dropFirst().first(where: { entries[$0 - 1].id >= entries[$0].id }) {
+            throw .corrupt(file: path, line: line + 1, reason: "the ids are not in ascending order")
+        }
+        guard entries.count == segment.records, entries.first.map({ $0.id == segment.first && entries.last!.id == segment.last }) ?? true else {
+            throw .corrupt(file: path, line: 1, reason: "the index does not match its manifest entry (records, first or last id)")
+        }
         return entries
     }
 

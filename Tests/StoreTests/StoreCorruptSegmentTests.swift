@@ -157,3 +157,21 @@ private let laterLine = messageMutation(group: "g", id: "m2000", text: "later", 
     }
     #expect(snapshot(folder) == before)
 }
+
+@Test func anIndexThatDisagreesWithItsManifestFailsTheRead() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    try segmentedFolder(folder, count: 30)
+    // The manifest's id range of segment 1 no longer covers its index: a page found by the
+    // index and a message looked up by the range would disagree.
+    let manifest = String(decoding: try #require(folder.read("manifest.json")), as: UTF8.self)
+    folder.write("manifest.json", manifest.replacingOccurrences(of: #""first":"m1000""#, with: #""first":"m1999""#))
+    let (store, _) = try openStore(folder, segmentBytes: 512, recentMessages: 2)
+    defer { store.close() }
+    #expect {
+        _ = try store.read(.newer(group: "g", after: nil, before: nil, limit: 5))
+    } throws: { error in
+        guard case .corrupt(_, _, let reason) = error as? StoreError else { return false }
+        return reason.contains("manifest")
+    }
+}
