@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include "CLinux.h"
@@ -16,4 +17,8 @@ int CLinux_available_cores(void) {
 
 int CLinux_syncfs(int fd) {
     return syncfs(fd);
+}
+
+int CLinux_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
 }

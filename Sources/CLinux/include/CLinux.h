@@ -24,6 +24,9 @@ int CLinux_accept4(int fd, int flags);
 /// syncfs likewise.
 int CLinux_syncfs(int fd);
 
+/// Names the calling thread (at most 15 bytes are kept): pthread_setname_np, also GNU-only.
+int CLinux_set_thread_name(const char *name);
+
 /// The number of cores this process may run on (sched_getaffinity with CPU_COUNT, a macro), or
 /// 0 when the call fails.
 int CLinux_available_cores(void);
