@@ -78,7 +78,8 @@ extension Store {
     /// `fdatasync` waits for an ext4 journal commit, which carries whatever else the file
     /// system is committing at that moment: a running checkpoint's segments, freed blocks to
     /// discard. Those commits held acknowledgements back for up to 300 ms (BENCHMARKS.md).
-    /// The zeros are written in pieces with a pause between, like a checkpoint's segments.
+    /// The zeros are written out in pieces with a pause between, like a checkpoint's segments,
+    /// and flushed once at the end (one device cache flush, not one per piece).
     func prepareSpareJournal() {
         guard durability == .fsync, compactAfterBytes <= Self.largestSpareBytes, !monitor.withLock({ spareReady }) else { return }
         let path = layout.spareJournal
@@ -90,10 +91,11 @@ extension Store {
             while written < compactAfterBytes + Checkpoint.pacedBytes {
                 if monitor.withLock({ isClosing }) { return }
                 try io(FileSystem.write(fd, zeros, at: written, path: path))
-                try io(FileSystem.fdatasync(fd, path: path))
+                try io(FileSystem.writeOut(fd, offset: written, count: zeros.count, path: path))
                 written += zeros.count
                 usleep(Checkpoint.pauseMicroseconds)
             }
+            try io(FileSystem.fdatasync(fd, path: path))
             try io(FileSystem.syncDirectory(directory))
         } catch {
             logger.warning("could not write a spare journal, the next journal starts empty: \(error)")
