@@ -1,3 +1,4 @@
+import Dispatch
 import Store
 
 /// Group commit: changes go to the store, replies wait for `onDurable`.
@@ -54,7 +55,6 @@ extension ChatService {
             completionHead += 1
             completion(succeeded)
         }
-        freeDroppedMessages(limit: Self.droppedMessagesFreedPerBatch)
         // Reset the FIFO when drained; compact it when a long backlog has been consumed, so
         // the array neither grows forever nor is shifted on every completion.
         if completionHead == completions.count {
@@ -65,27 +65,6 @@ extension ChatService {
             completionHead = 0
         }
     }
-
-    /// Frees up to `limit` of the messages that checkpoints dropped from memory.
-    ///
-    /// On the loop, a few hundred after each batch of acknowledgements. Freeing a checkpoint's
-    /// worth (a quarter of a million) at once held the loop for 200 ms; freeing them on another
-    /// thread was worse: glibc put their chunks back into the loop's heap unsorted, and the
-    /// loop's next large allocation sorted them all, holding it for half a second and more
-    /// (BENCHMARKS.md, "The ack tail across checkpoints").
-    func freeDroppedMessages(limit: Int) {
-        var left = limit
-        while left > 0, var messages = droppedMessages.popLast() {
-            let count = min(left, messages.count)
-            messages.removeLast(count)
-            left -= count
-            if !messages.isEmpty { droppedMessages.append(messages) }
-        }
-    }
-
-    /// Dropped messages freed after each batch of acknowledgements: a checkpoint's quarter of
-    /// a million go within a second or two of traffic, a fraction of a millisecond at a time.
-    static var droppedMessagesFreedPerBatch: Int { 512 }
 
     /// Whether some changes still wait for the disk.
     public var hasPendingWrites: Bool { completionHead < completions.count }
@@ -122,7 +101,10 @@ extension ChatService {
         for old in dropped {
             for message in old where message.clientId != nil { state.forgetClientId(of: message) }
         }
-        droppedMessages += dropped
+        let garbage = dropped
+        dropped = []
+        // The last references go with the block: the messages are freed on that thread.
+        DispatchQueue.global(qos: .utility).async { _ = garbage.count }
     }
 
     /// Tells the store what its next checkpoints may delete: the retention bound moves on
@@ -189,4 +171,3 @@ extension ChatService {
     /// Whether some reads still wait for the store.
     public var hasPendingReads: Bool { !reads.isEmpty }
 }
-

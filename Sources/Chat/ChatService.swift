@@ -61,9 +61,6 @@ public final class ChatService<Transport: ChatTransport> {
     /// Messages appended to the store but not yet durable (and so not yet in `state`).
     var pendingMessages: [(ticket: UInt64, group: String, message: ChatMessage)] = []
     var pendingMessageHead = 0
-    /// Messages that checkpoints dropped from memory, freed a few at a time
-    /// (`freeDroppedMessages`).
-    var droppedMessages: [[ChatMessage]] = []
     /// Reads of stored messages waiting for the store's reader, by tag.
     var reads: [UInt64: (query: MessageQuery, completion: ([ChatMessage]?, Bool, String?) -> Void)] = [:]
     var nextReadTag: UInt64 = 0

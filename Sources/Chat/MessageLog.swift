@@ -98,8 +98,8 @@ public struct MessageLog: Sendable, Equatable {
     /// oldest messages that are stored, beyond the newest `keeping`.
     ///
     /// Returns the old storage, which still holds the dropped messages: freeing a checkpoint's
-    /// worth of them (a quarter of a million) at once took the event loop 200 ms, so the caller
-    /// frees them a few hundred at a time (`ChatService.freeDroppedMessages`).
+    /// worth of them (a quarter of a million) took the event loop 200 ms, so the caller frees
+    /// them on another thread.
     mutating func checkpointed(through ticket: UInt64, lastStored: String?, keeping: Int) -> [ChatMessage] {
         if !pinned.isEmpty { pinned = pinned.filter { $0.value > ticket } }
         if !detachedReceipts.isEmpty { detachedReceipts = detachedReceipts.filter { $0.value.ticket > ticket } }

@@ -153,21 +153,3 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
     try h.restart()
     #expect(fullHistory(h, h.connect("ada", token: ada.token), gid, limit: 4) == kept)
 }
-
-@Test func messagesACheckpointDropsAreFreedAFewAtATimeAsAcknowledgementsFlow() throws {
-    let h = try Harness()
-    let ada = h.user("ada")
-    let gid = h.group("Team", owner: ada.client)
-    send(h, ada.client, gid, 0..<20)
-    h.checkpoint()
-    // The group's old storage waits to be freed, not freed at once on the loop or elsewhere.
-    #expect(h.service.droppedMessages.map(\.count).reduce(0, +) > 0)
-    h.service.freeDroppedMessages(limit: 5)
-    let left = h.service.droppedMessages.map(\.count).reduce(0, +)
-    h.service.freeDroppedMessages(limit: 5)
-    #expect(h.service.droppedMessages.map(\.count).reduce(0, +) == max(0, left - 5), "five more freed")
-    // Each batch of acknowledgements frees the next few; with enough of them, all are gone.
-    send(h, ada.client, gid, 20..<22)
-    #expect(h.service.droppedMessages.isEmpty)
-    #expect(fullHistory(h, ada.client, gid, limit: 4) == (0..<22).map { "n\($0)" })
-}
