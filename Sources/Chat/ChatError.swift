@@ -32,6 +32,8 @@ public struct ChatError: Error, Sendable, Equatable, CustomStringConvertible {
 
     static let notSignedIn = ChatError(.unauthorized, "sign in first: send `auth` with a token, or `login` or `signup`")
     static let badCredentials = ChatError(.unauthorized, "wrong email or password")
+    static let clientIdConflict = ChatError(
+        .conflict, "this `clientId` was already used for a message in another group; choose a new one")
     static let badToken = ChatError(.unauthorized, "the token is invalid, expired or revoked; log in again")
     static let noSuchGroup = ChatError(.notFound, "no such group")
     static let notMember = ChatError(.forbidden, "you are not a member of this group")

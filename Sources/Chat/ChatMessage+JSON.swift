@@ -3,7 +3,7 @@ import JSON
 /// A message in the tree's shape and in the protocol's shape.
 extension ChatMessage {
     /// `{"clientId"?,"createdAt","imageUrl"|"message","receivedBy"?,"user"}`, keys sorted as
-    /// the snapshot wants them, written by hand because compaction writes millions.
+    /// the journal wants them, written by hand because every `send` writes one.
     func writeTreeValue(into out: inout [UInt8]) {
         var writer = JSONWriter()
         if let clientId { writer.string("clientId", clientId) }
@@ -61,13 +61,6 @@ extension ChatMessage {
                 nested.integerValue(time)
             }
         }
-    }
-}
-
-extension MessageLog {
-    /// All messages as an object keyed by id.
-    var treeValue: JSONValue {
-        .object(messages.reduce(into: [:]) { $0[$1.id] = $1.treeValue })
     }
 }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Store
 
 /// Group commit: changes go to the store, replies wait for `onDurable`.
@@ -21,7 +22,6 @@ extension ChatService {
                     (ticket, message.group, message.message)
             }
         }
-        if store.needsCompaction { compact() }
     }
 
     /// Runs every completion whose ticket is at most `ticket`: the store has it on disk.
@@ -42,7 +42,7 @@ extension ChatService {
                 pendingByClient[ClientMessageKey(user: pending.message.user, clientId: clientId)] = nil
             }
             if succeeded {
-                state.messages[pending.group, default: MessageLog()].insert(pending.message)
+                state.messages[pending.group, default: MessageLog()].insert(pending.message, ticket: pending.ticket)
                 state.noteClientId(of: pending.message, group: pending.group)
             }
         }
@@ -69,32 +69,123 @@ extension ChatService {
     /// Whether some changes still wait for the disk.
     public var hasPendingWrites: Bool { completionHead < completions.count }
 
-    /// Queues a compaction with an O(1) copy-on-write snapshot of the state; the store's
-    /// thread adds the messages that are appended but not yet durable and serializes it.
+    /// A checkpoint is on disk: changes up to its ticket no longer need memory, each group
+    /// keeps only its newest `store.recentMessages` of the messages it stored, and what
+    /// retention deleted leaves memory too. Runs on the loop, told by the store's compactor
+    /// thread through the loop's inbox.
     ///
-    /// The retention settings (`retentionMessages`, `retentionMilliseconds`) are applied here
-    /// first, to the live history too: what the snapshot leaves out is gone from memory as well.
-    public func compact() {
-        applyRetention()
-        let snapshot = state
-        let pending = pendingMessages[pendingMessageHead...].map { ($0.group, $0.message) }
-        let now = clock.seconds
-        store.compact(writingSnapshot: { out in
-            var full = snapshot
-            for (group, message) in pending { full.messages[group, default: MessageLog()].insert(message) }
-            full.writeTree(into: &out, now: now)
-        })
+    /// Also the moment for the chores that follow a checkpoint: the retention bound moves on
+    /// with the clock, and revoked sessions whose tokens have expired are deleted.
+    public func checkpointed(_ report: CheckpointReport) {
+        var dropped: [[ChatMessage]] = []
+        for (gid, deleted) in report.dropped {
+            if let old = state.messages[gid]?.forget(through: deleted.through, records: deleted.records), !old.isEmpty {
+                dropped.append(old)
+            }
+        }
+        for gid in Array(state.messages.keys) {
+            let lastStored = report.lastIDs[gid]
+            guard lastStored != nil || state.messages[gid]?.pinned.isEmpty == false
+                || state.messages[gid]?.detachedReceipts.isEmpty == false
+            else { continue }
+            if let old = state.messages[gid]?.checkpointed(through: report.ticket, lastStored: lastStored, keeping: store.recentMessages),
+                !old.isEmpty
+            {
+                dropped.append(old)
+            }
+        }
+        updateRetention()
+        pruneExpiredRevocations()
+        guard !dropped.isEmpty else { return }
+        // Messages that left memory are found by their `clientId` through the store's index.
+        for old in dropped {
+            for message in old where message.clientId != nil { state.forgetClientId(of: message) }
+        }
+        // Freed on another thread, which empties the box itself. Capturing the arrays in the
+        // block was not enough: on a pinned core the woken worker often ran the block at once,
+        // before this function released its own reference, which was then the last, and the
+        // loop freed a checkpoint's worth of messages after all (perf showed it).
+        let garbage = MessageGarbage(dropped)
+        dropped = []
+        DispatchQueue.global(qos: .utility).async { garbage.free() }
     }
 
-    private func applyRetention() {
-        let limit = configuration.retentionMessages
+    /// Tells the store what its next checkpoints may delete: the retention bound moves on
+    /// with the clock.
+    func updateRetention() {
+        guard configuration.retentionMessages > 0 || configuration.retentionMilliseconds > 0 else { return }
+        store.retention = Self.retention(configuration, now: clock.milliseconds())
+    }
+
+    /// What the retention settings (`retentionMessages`, `retentionMilliseconds`) let the store
+    /// delete at time `now` (milliseconds): the age bound as the lowest id of that moment.
+    public static func retention(_ configuration: ChatConfiguration, now: Int64) -> MessageRetention {
         let age = configuration.retentionMilliseconds
-        guard limit > 0 || age > 0 else { return }
-        let cutoff = age > 0 ? clock.milliseconds() - age : 0
-        var dropped = 0
-        for gid in Array(state.messages.keys) {
-            dropped += state.messages[gid]!.trim(keepingLast: limit, createdSince: cutoff)
+        return MessageRetention(
+            keepNewest: configuration.retentionMessages, before: age > 0 ? PushIDGenerator.lowestID(milliseconds: now - age) : nil)
+    }
+
+    /// Deletes the revocations whose tokens have expired (they can no longer be presented),
+    /// so `Auth` does not grow with every sign-out.
+    private func pruneExpiredRevocations() {
+        let now = clock.seconds
+        var mutations: [Mutation] = []
+        for (uid, auth) in state.auth {
+            for (sid, expiry) in auth.revoked where expiry <= now {
+                mutations.append(.delete(path: ["Auth", uid, "revoked", sid]))
+                state.auth[uid]?.revoked[sid] = nil
+            }
         }
-        if dropped > 0 { logger.info("retention: \(dropped) old messages dropped at compaction") }
+        if !mutations.isEmpty { commit(mutations) { _ in } }
+    }
+
+    /// Reads `query` on the store's reader thread; `completion` runs on the loop with the
+    /// messages (converted, receipts not yet on disk laid over them), whether more lie beyond,
+    /// and their group for `.sentBy`; the messages are nil if the read failed.
+    func readStored(_ query: MessageQuery, completion: @escaping ([ChatMessage]?, Bool, String?) -> Void) {
+        nextReadTag += 1
+        reads[nextReadTag] = (query, completion)
+        store.read(query, tag: nextReadTag)
+    }
+
+    /// The store's reader finished the read `tag`; runs its completion.
+    public func readFinished(tag: UInt64, _ result: Result<MessagePage, StoreError>) {
+        guard let (query, completion) = reads.removeValue(forKey: tag) else { return }
+        switch result {
+        case .success(let page):
+            let gid: String
+            switch query {
+            case .older(let group, _, _), .newer(let group, _, _, _), .one(let group, _): gid = group
+            case .sentBy: gid = page.group ?? ""
+            }
+            let detached = state.messages[gid]?.detachedReceipts ?? [:]
+            let messages = page.records.compactMap { record -> ChatMessage? in
+                guard var message = ChatState.message(id: record.id, record.value, users: state.users) else { return nil }
+                if let receipts = detached[record.id]?.receivedBy { message.receivedBy.merge(receipts) { $1 } }
+                return message
+            }
+            completion(messages, page.more, page.group)
+        case .failure(let error):
+            logger.error("reading stored messages failed: \(error)")
+            completion(nil, false, nil)
+        }
+    }
+
+    /// Whether some reads still wait for the store.
+    public var hasPendingReads: Bool { !reads.isEmpty }
+}
+
+/// Messages a checkpoint dropped from memory, handed to another thread to be freed there.
+private final class MessageGarbage: @unchecked Sendable {
+    // @unchecked: filled on the loop before the hand-off, emptied once on the worker after it.
+    private var messages: [[ChatMessage]]
+
+    init(_ messages: [[ChatMessage]]) {
+        self.messages = messages
+    }
+
+    /// Frees the messages on the calling thread, whoever releases this box last.
+    func free() {
+        messages = []
     }
 }

@@ -12,13 +12,41 @@ extension ChatService {
         let group = try memberGroup(gid, uid)
         let since = try request.string("since")
         let limit = try request.limit()
-        addSubscription(session, gid, uid)
-        let (page, more) = (state.messages[gid] ?? MessageLog()).page(after: since, before: nil, limit: limit)
-        let users = onlineUsers(in: gid)
-        reply(session, request) { writer in
-            writer.object("group") { group.write(into: &$0, id: gid, online: users) }
-            writer.objects("messages", page) { $1.write(into: &$0, group: gid) }
-            writer.bool("more", more)
+        page(gid, PageRequest(after: since, before: nil, limit: limit), session, request) { [self] page, more in
+            // Subscribed in the same loop turn as the page is taken, so the live events start
+            // exactly after the last message in the reply; a connection that closed while the
+            // page was read subscribes to nothing.
+            guard session.isOpen else { return }
+            addSubscription(session, gid, uid)
+            let users = onlineUsers(in: gid)
+            reply(session, request) { writer in
+                writer.object("group") { group.write(into: &$0, id: gid, online: users) }
+                writer.objects("messages", page) { $1.write(into: &$0, group: gid) }
+                writer.bool("more", more)
+            }
+        }
+    }
+
+    /// Answers `pageRequest` for group `gid` through `answer`, from memory at once or after
+    /// reading older messages off the loop; a failed read answers `unavailable`.
+    func page(
+        _ gid: String, _ pageRequest: PageRequest, _ session: ChatSession<Client>, _ request: ChatRequest,
+        answer: @escaping ([ChatMessage], Bool) -> Void
+    ) {
+        let log = state.messages[gid] ?? MessageLog()
+        switch log.plan(pageRequest, group: gid) {
+        case .ready(let messages, let more):
+            answer(messages, more)
+        case .read(let query, let boundary, let evictions):
+            readStored(query) { [self] disk, diskMore, _ in
+                guard let disk else { return fail(session, request.id, .storeFailed) }
+                let now = state.messages[gid] ?? MessageLog()
+                // A checkpoint dropped messages from memory meanwhile: what was read may not
+                // reach them any more, so plan again.
+                guard now.evictions == evictions else { return page(gid, pageRequest, session, request, answer: answer) }
+                let (messages, more) = now.combine(pageRequest, boundary: boundary, disk: disk, diskMore: diskMore)
+                answer(messages, more)
+            }
         }
     }
 
@@ -37,10 +65,18 @@ extension ChatService {
                             "too many messages: at most \(configuration.userMessagesPerSecond) a second per user, across connections")
         }
         let content = try messageContent(request)
-        if let clientId = content.clientId, try resent(uid, gid, clientId, answer: { [self] message in
-            guard let message else { return fail(session, request.id, .storeFailed) }
-            reply(session, request) { $0.raw("message", message) }
-        }) { return }
+        storeOnce(uid, gid, content.clientId, answer: { [self] result in
+            switch result {
+            case .success(let message): reply(session, request) { $0.raw("message", message) }
+            case .failure(let error): fail(session, request.id, error)
+            }
+        }, storeNew: { [self] in storeMessage(content, from: uid, in: gid, session, request) })
+    }
+
+    /// Stores a new message and, once it is durable, answers and sends the event.
+    private func storeMessage(
+        _ content: MessageContent, from uid: String, in gid: String, _ session: ChatSession<Client>, _ request: ChatRequest
+    ) {
         let message = newMessage(content, from: uid)
         // The journal line is written straight from the message: the same bytes as
         // `Mutation.set(path: ["Messages", gid, id], value: message.treeValue)` without the
@@ -97,31 +133,37 @@ extension ChatService {
             clientId: content.clientId)
     }
 
-    /// When `uid` already sent `clientId` into `gid`, calls `answer` with that message as JSON
-    /// and returns true; false when the `clientId` is new.
+    /// Calls `storeNew` unless `uid` already sent `clientId` into `gid`; then `answer` gets
+    /// that message as JSON, or `conflict` when it went to another group.
     ///
-    /// A stored message is answered at once; one still on its way to the disk is answered when
-    /// it gets there (nil if the store fails), like the first `send`. Either way nothing is
-    /// written and no event goes out: the first `send` did both.
-    func resent(
-        _ uid: String, _ gid: String, _ clientId: String, answer: @escaping ([UInt8]?) -> Void
-    ) throws(ChatError) -> Bool {
+    /// A message in memory is answered at once; one still on its way to the disk is answered
+    /// when it gets there (`storeFailed` if the store fails), like the first `send`; one that
+    /// only the segments hold is read off the loop first. Either way nothing is written and no
+    /// event goes out: the first `send` did both. When the store's index may hold the
+    /// `clientId`, the read confirms it before anything is stored, and memory is asked again
+    /// afterwards, since a resend may have been stored meanwhile.
+    func storeOnce(
+        _ uid: String, _ gid: String, _ clientId: String?, checkDisk: Bool = true,
+        answer: @escaping (Result<[UInt8], ChatError>) -> Void, storeNew: @escaping () -> Void
+    ) {
+        guard let clientId else { return storeNew() }
         if let (group, message) = state.message(sentBy: uid, clientId: clientId) {
-            try Self.checkSameGroup(group, gid)
-            answer(Self.json(message, group: group))
-            return true
+            return answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
         }
-        guard let pending = pendingByClient[ClientMessageKey(user: uid, clientId: clientId)] else { return false }
-        try Self.checkSameGroup(pending.group, gid)
-        committed(pending.ticket) { succeeded in
-            answer(succeeded ? Self.json(pending.message, group: pending.group) : nil)
+        if let pending = pendingByClient[ClientMessageKey(user: uid, clientId: clientId)] {
+            guard pending.group == gid else { return answer(.failure(.clientIdConflict)) }
+            return committed(pending.ticket) { succeeded in
+                answer(succeeded ? .success(Self.json(pending.message, group: pending.group)) : .failure(.storeFailed))
+            }
         }
-        return true
-    }
-
-    private static func checkSameGroup(_ stored: String, _ requested: String) throws(ChatError) {
-        guard stored == requested else {
-            throw ChatError(.conflict, "this `clientId` was already used for a message in another group; choose a new one")
+        let key = IdempotencyKey(owner: uid, key: clientId)
+        guard checkDisk, store.mayHaveStored(key) else { return storeNew() }
+        readStored(.sentBy(key)) { [self] found, _, group in
+            guard let found else { return answer(.failure(.storeFailed)) }
+            guard let message = found.first, let group else {
+                return storeOnce(uid, gid, clientId, checkDisk: false, answer: answer, storeNew: storeNew)
+            }
+            answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
         }
     }
 
@@ -140,10 +182,11 @@ extension ChatService {
             throw ChatError(.badRequest, "give `before` or `after`, not both")
         }
         let limit = try request.limit()
-        let (page, more) = (state.messages[gid] ?? MessageLog()).page(after: after, before: before, limit: limit)
-        reply(session, request) { writer in
-            writer.objects("messages", page) { $1.write(into: &$0, group: gid) }
-            writer.bool("more", more)
+        page(gid, PageRequest(after: after, before: before, limit: limit), session, request) { [self] page, more in
+            reply(session, request) { writer in
+                writer.objects("messages", page) { $1.write(into: &$0, group: gid) }
+                writer.bool("more", more)
+            }
         }
     }
 
@@ -151,12 +194,37 @@ extension ChatService {
         let gid = try request.required("group")
         _ = try memberGroup(gid, uid)
         let mid = try request.required("message")
-        guard let index = state.messages[gid]?.index(of: mid) else {
-            throw ChatError(.notFound, "no such message in this group")
+        let log = state.messages[gid] ?? MessageLog()
+        if log.index(of: mid) != nil || log.olderOnDisk == 0 || log.messages.first.map({ mid >= $0.id }) == true {
+            try recordReceipt(gid, mid, session, request, uid)
+            return
         }
+        readStored(.one(group: gid, id: mid)) { [self] found, _, _ in
+            guard let found else { return fail(session, request.id, .storeFailed) }
+            guard !found.isEmpty else { return fail(session, request.id, ChatError(.notFound, "no such message in this group")) }
+            do throws(ChatError) {
+                try recordReceipt(gid, mid, session, request, uid, stored: true)
+            } catch {
+                fail(session, request.id, error)
+            }
+        }
+    }
+
+    /// Journals `receivedBy[uid]` of message `mid`, which is in memory or (`stored`) was just
+    /// found on disk, and answers once it is durable.
+    private func recordReceipt(
+        _ gid: String, _ mid: String, _ session: ChatSession<Client>, _ request: ChatRequest, _ uid: String, stored: Bool = false
+    ) throws(ChatError) {
+        let index = state.messages[gid]?.index(of: mid)
+        guard index != nil || stored else { throw ChatError(.notFound, "no such message in this group") }
         let now = clock.milliseconds()
-        state.messages[gid]?.setReceipt(at: index, user: uid, time: now)
-        commit([.set(path: ["Messages", gid, mid, "receivedBy", uid], value: .integer(now))]) { [self] succeeded in
+        let ticket = store.append([.set(path: ["Messages", gid, mid, "receivedBy", uid], value: .integer(now))])
+        if let index {
+            state.messages[gid]?.setReceipt(at: index, user: uid, time: now, ticket: ticket)
+        } else {
+            state.messages[gid]?.setDetachedReceipt(mid, user: uid, time: now, ticket: ticket)
+        }
+        committed(ticket) { [self] succeeded in
             guard succeeded else { return fail(session, request.id, .storeFailed) }
             reply(session, request)
             var event = JSONWriter(op: "receipt")

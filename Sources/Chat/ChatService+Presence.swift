@@ -1,4 +1,5 @@
 import JSON
+import Store
 
 /// Who is online: signed-in connections per user, subscribed connections per group, and the
 /// folded `presence` diffs.
@@ -128,8 +129,35 @@ extension ChatService {
     public var onlineUserCount: Int { userSessions.count }
 
     /// The read-only tree for the admin API, with the live `online` sets; `Auth` is never in it.
+    ///
+    /// Messages come from memory and the segments together, read on the calling thread: the
+    /// tree API is for inspection by an operator, and reading a group's whole history there
+    /// costs what that history weighs. A segment that cannot be read gives nil.
     public func subtree(_ path: [String]) -> JSONValue? {
         guard path.first != "Auth" else { return nil }
-        return state.subtree(path) { [online] gid in (online[gid]?.keys).map { $0.sorted() } ?? [] }
+        var readFailed = false
+        let value = state.subtree(path, online: { [online] gid in (online[gid]?.keys).map { $0.sorted() } ?? [] }) { gid in
+            do throws(StoreError) {
+                return try allMessages(of: gid)
+            } catch {
+                logger.error("the tree API could not read the messages of \(gid): \(error)")
+                readFailed = true
+                return []
+            }
+        }
+        return readFailed ? nil : value
+    }
+
+    /// Every message of group `gid`: the stored ones with memory's newer versions laid over.
+    private func allMessages(of gid: String) throws(StoreError) -> [ChatMessage] {
+        let log = state.messages[gid] ?? MessageLog()
+        var byID: [String: ChatMessage] = [:]
+        for record in try store.storedMessages(of: gid) {
+            guard var message = ChatState.message(id: record.id, record.value, users: state.users) else { continue }
+            if let receipts = log.detachedReceipts[record.id]?.receivedBy { message.receivedBy.merge(receipts) { $1 } }
+            byID[record.id] = message
+        }
+        for message in log.messages { byID[message.id] = message }
+        return byID.values.sorted { $0.id < $1.id }
     }
 }

@@ -18,17 +18,23 @@ extension ChatService {
     public func publish(
         group gid: String, body: [UInt8], arrival: UInt64, completion: @escaping (Result<[UInt8], ChatError>) -> Void
     ) {
-        let message: ChatMessage
+        let sender: String
+        let content: MessageContent
         do throws(ChatError) {
             guard state.groups[gid] != nil else { throw ChatError.noSuchGroup }
-            let (sender, content) = try publishedContent(body)
-            if let clientId = content.clientId, try resent(sender, gid, clientId, answer: { message in
-                completion(message.map { .success($0) } ?? .failure(.storeFailed))
-            }) { return }
-            message = newMessage(content, from: sender)
+            (sender, content) = try publishedContent(body)
         } catch {
             return completion(.failure(error))
         }
+        storeOnce(sender, gid, content.clientId, answer: completion) { [self] in
+            storeMessage(newMessage(content, from: sender), in: gid, arrival: arrival, completion: completion)
+        }
+    }
+
+    /// Stores a new published message and, once it is durable, sends the event and completes.
+    private func storeMessage(
+        _ message: ChatMessage, in gid: String, arrival: UInt64, completion: @escaping (Result<[UInt8], ChatError>) -> Void
+    ) {
         let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
         committed(ticket, message: (gid, message)) { [self] succeeded in
             guard succeeded else { return completion(.failure(.storeFailed)) }

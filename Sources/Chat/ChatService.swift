@@ -58,10 +58,12 @@ public final class ChatService<Transport: ChatTransport> {
     /// Completions waiting for the store, in ticket order.
     var completions: [(ticket: UInt64, run: (Bool) -> Void)] = []
     var completionHead = 0
-    /// Messages appended to the store but not yet durable (and so not yet in `state`), which a
-    /// compaction snapshot must still include.
+    /// Messages appended to the store but not yet durable (and so not yet in `state`).
     var pendingMessages: [(ticket: UInt64, group: String, message: ChatMessage)] = []
     var pendingMessageHead = 0
+    /// Reads of stored messages waiting for the store's reader, by tag.
+    var reads: [UInt64: (query: MessageQuery, completion: ([ChatMessage]?, Bool, String?) -> Void)] = [:]
+    var nextReadTag: UInt64 = 0
     /// The pending messages that came with a `clientId`, by sender and `clientId`, so that a
     /// resend while the first is still on its way to the disk waits for it instead of storing
     /// it twice.
@@ -84,7 +86,12 @@ public final class ChatService<Transport: ChatTransport> {
             rate: Double(configuration.userMessagesPerSecond), burst: 2 * Double(configuration.userMessagesPerSecond))
         uploadRate = KeyedRateLimiter(
             rate: Double(configuration.uploadsPerMinute) / 60, burst: Double(configuration.uploadsPerMinute))
+        updateRetention()
     }
+
+    /// The fields of a stored message that the store indexes for `clientId` idempotency:
+    /// give them to `Store.open`.
+    public static var idempotencyFields: IdempotencyFields { IdempotencyFields(owner: "user", key: "clientId") }
 
     // MARK: Connections
 

@@ -13,12 +13,14 @@ import JSON
 /// Absent values are left out rather than written as null, because a journal `set` of null
 /// deletes (Firebase's rule); `online` is live state and is never written.
 extension ChatState {
-    /// Builds the state from the tree `Store.open` returned. Entries that do not have the
-    /// expected shape are skipped, so a hand-edited tree cannot crash the start.
+    /// Builds the state from the tree `Store.open` returned, whose `Messages` hold each
+    /// group's newest messages; `storedCounts` (`Store.storedMessageCounts`) says how many
+    /// each group has on disk in all, so the rest count as `olderOnDisk`. Entries that do not
+    /// have the expected shape are skipped, so a hand-edited tree cannot crash the start.
     ///
     /// The tree is consumed branch by branch and each group's messages are released as soon
-    /// as they are converted, so a million messages never exist twice in full.
-    public init(tree: consuming JSONValue) {
+    /// as they are converted, so no message exists twice in full.
+    public init(tree: consuming JSONValue, storedCounts: [String: Int] = [:]) {
         self.init()
         guard case .object(var root) = tree else { return }
         tree = .null
@@ -57,7 +59,7 @@ extension ChatState {
             next = (next + 1) % Self.loadWorkers
         }
         for (gid, log) in Self.convertInParallel(consume slices, users: users) {
-            messages[gid] = log
+            messages[gid] = MessageLog(log.messages, olderOnDisk: max(0, (storedCounts[gid] ?? 0) - log.count))
         }
         rebuildIndexes()
     }
@@ -103,7 +105,7 @@ extension ChatState {
     /// Walks the few fields once instead of looking each name up: a million messages make
     /// five hashed lookups apiece the larger part of start-up, while comparing a short key
     /// against the names below is a few instructions.
-    private static func message(id: String, _ value: JSONValue, users: [String: ChatUser]) -> ChatMessage? {
+    static func message(id: String, _ value: JSONValue, users: [String: ChatUser]) -> ChatMessage? {
         guard case .object(let fields) = value else { return nil }
         var user: String?
         var text: String?
@@ -131,50 +133,13 @@ extension ChatState {
             receivedBy: receivedBy)
     }
 
-    /// Appends the whole tree as compact JSON with sorted keys; sessions revoked before `now`
-    /// (seconds) are dropped, since their tokens have expired anyway.
-    public func writeTree(into out: inout [UInt8], now: Int64) {
-        out.append(contentsOf: #"{"Auth":"#.utf8)
-        var authTree: [String: JSONValue] = [:]
-        for (uid, record) in auth { authTree[uid] = record.treeValue(now: now) }
-        JSONValue.object(authTree).serialize(into: &out)
-        out.append(contentsOf: #","Groups":"#.utf8)
-        var groupTree: [String: JSONValue] = [:]
-        for (gid, group) in groups { groupTree[gid] = group.treeValue(online: nil) }
-        JSONValue.object(groupTree).serialize(into: &out)
-        out.append(contentsOf: #","Media":"#.utf8)
-        JSONValue.object(media.mapValues(\.treeValue)).serialize(into: &out)
-        out.append(contentsOf: #","Messages":{"#.utf8)
-        var first = true
-        for gid in messages.keys.sorted() {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            JSONEncoding.appendEscapedString(gid, to: &out)
-            out.append(contentsOf: #":{"#.utf8)
-            var firstMessage = true
-            // The log is sorted by id, which is also the sorted key order the file wants.
-            for message in messages[gid]?.messages ?? [] {
-                if !firstMessage { out.append(UInt8(ascii: ",")) }
-                firstMessage = false
-                JSONEncoding.appendEscapedString(message.id, to: &out)
-                out.append(UInt8(ascii: ":"))
-                message.writeTreeValue(into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
-        }
-        out.append(contentsOf: #"},"Users":"#.utf8)
-        var userTree: [String: JSONValue] = [:]
-        for (uid, user) in users { userTree[uid] = user.treeValue }
-        JSONValue.object(userTree).serialize(into: &out)
-        out.append(UInt8(ascii: "}"))
-    }
-
     /// The subtree at `path` for the read-only tree API, `Auth` excluded; nil when missing.
-    /// `online` gives a group's live online users.
-    public func subtree(_ path: [String], online: (String) -> [String]) -> JSONValue? {
+    /// `online` gives a group's live online users, `history` all of a group's messages
+    /// (memory and disk).
+    public func subtree(_ path: [String], online: (String) -> [String], history: (String) -> [ChatMessage]) -> JSONValue? {
         guard let branch = path.first else {
             var root: [String: JSONValue] = [:]
-            for name in ["Groups", "Users", "Messages", "Media"] { root[name] = subtree([name], online: online) }
+            for name in ["Groups", "Users", "Messages", "Media"] { root[name] = subtree([name], online: online, history: history) }
             return .object(root)
         }
         let rest = Array(path.dropFirst())
@@ -189,14 +154,14 @@ extension ChatState {
             if let key { return users[key].flatMap { $0.treeValue.descend(Array(rest.dropFirst())) } }
             return .object(users.reduce(into: [:]) { $0[$1.key] = $1.value.treeValue })
         case "Messages":
-            if let key {
-                guard let log = messages[key] else { return nil }
-                if rest.count >= 2 {
-                    return log.index(of: rest[1]).flatMap { log.messages[$0].treeValue.descend(Array(rest.dropFirst(2))) }
-                }
-                return log.treeValue
+            func tree(_ gid: String) -> JSONValue {
+                .object(history(gid).reduce(into: [:]) { $0[$1.id] = $1.treeValue })
             }
-            return .object(messages.reduce(into: [:]) { $0[$1.key] = $1.value.treeValue })
+            if let key {
+                guard messages[key] != nil else { return nil }
+                return tree(key).descend(Array(rest.dropFirst()))
+            }
+            return .object(messages.keys.reduce(into: [:]) { $0[$1] = tree($1) })
         case "Media":
             if let key { return media[key].flatMap { $0.treeValue.descend(Array(rest.dropFirst())) } }
             return .object(media.mapValues(\.treeValue))

@@ -1,10 +1,9 @@
 /// Everything the chat service stores, as typed values: users, credentials, groups, messages,
 /// and the records of uploaded media.
 ///
-/// A value type so that compaction can take a snapshot in O(1) (copy-on-write) on the event loop
-/// and serialize it on the store's thread while the loop goes on changing its own copy. The
-/// indexes (`emails`, `invites`, `directs`) are derived on load and kept in step by the service;
-/// they are never persisted. Live state (who is online) is not here at all.
+/// Messages are each group's newest ones (`MessageLog`); older ones are read from the store.
+/// The indexes (`emails`, `invites`, `directs`, `sentByClient`) are derived on load and kept in
+/// step by the service; they are never persisted. Live state (who is online) is not here at all.
 public struct ChatState: Sendable, Equatable {
     public var users: [String: ChatUser] = [:]
     public var auth: [String: ChatAuth] = [:]
@@ -19,9 +18,9 @@ public struct ChatState: Sendable, Equatable {
     public var invites: [String: String] = [:]
     /// Direct pair key (`<smaller uid>:<larger uid>`) to group id.
     public var directs: [String: String] = [:]
-    /// Every stored message that came with a `clientId`, by sender and `clientId`: what makes a
-    /// resent `send` answer with the message it already stored (docs/protocol.md, "Sending
-    /// exactly once").
+    /// Every message in memory that came with a `clientId`, by sender and `clientId`: what makes
+    /// a resent `send` answer with the message it already stored (docs/protocol.md, "Sending
+    /// exactly once"). Those only on disk are found through the store's idempotency index.
     public var sentByClient: [ClientMessageKey: MessageReference] = [:]
     /// Bytes of media each user has stored, against the per-user quota.
     public var mediaUsage: [String: Int] = [:]
@@ -52,7 +51,14 @@ public struct ChatState: Sendable, Equatable {
         sentByClient[ClientMessageKey(user: message.user, clientId: clientId)] = MessageReference(group: group, id: message.id)
     }
 
-    /// The stored message that `user` sent with `clientId`, and its group.
+    /// Forgets the `clientId` of `message`, which left memory.
+    mutating func forgetClientId(of message: ChatMessage) {
+        guard let clientId = message.clientId else { return }
+        let key = ClientMessageKey(user: message.user, clientId: clientId)
+        if sentByClient[key]?.id == message.id { sentByClient[key] = nil }
+    }
+
+    /// The message in memory that `user` sent with `clientId`, and its group.
     func message(sentBy user: String, clientId: String) -> (group: String, message: ChatMessage)? {
         guard let reference = sentByClient[ClientMessageKey(user: user, clientId: clientId)],
             let log = messages[reference.group], let index = log.index(of: reference.id)
@@ -73,9 +79,9 @@ public struct ChatState: Sendable, Equatable {
         return (groups[gid]?.createdAt ?? 0, gid)
     }
 
-    /// Total stored messages (for the start-up log line).
+    /// Total stored messages, in memory and on disk (for the start-up log line and metrics).
     public var messageCount: Int {
-        messages.values.reduce(0) { $0 + $1.count }
+        messages.values.reduce(0) { $0 + $1.total }
     }
 
     /// Whether the session `sid` of `uid` was revoked.

@@ -1,17 +1,46 @@
-/// A group's messages in ascending id order (ids sort by creation), for binary-search paging.
+/// A group's messages in memory: the newest ones, in ascending id order (ids sort by
+/// creation), for binary-search paging.
+///
+/// Memory holds a suffix of the group's history: every message not yet in a checkpoint (those
+/// live only in the journal) and at least the newest `recentMessages` (configuration) of the
+/// rest. `olderOnDisk` counts the messages before `messages.first` that only the store's
+/// segments hold; pages that reach into them are read off the event loop
+/// (MessageLog+Paging.swift).
 public struct MessageLog: Sendable, Equatable {
     public private(set) var messages: [ChatMessage] = []
+    /// Stored messages older than every message in memory.
+    public internal(set) var olderOnDisk = 0
+    /// Messages in memory changed (a receipt) after they reached a segment, with the ticket of
+    /// the change: they stay in memory until a checkpoint holds that ticket.
+    var pinned: [String: UInt64] = [:]
+    /// Receipts on messages that are only on disk, with the ticket of the latest: laid over
+    /// what a read returns until a checkpoint holds that ticket.
+    var detachedReceipts: [String: (ticket: UInt64, receivedBy: [String: Int64])] = [:]
+    /// Counts evictions, so a read that started before one knows its memory part moved.
+    var evictions = 0
 
-    public init(_ messages: consuming [ChatMessage] = []) {
+    public init(_ messages: consuming [ChatMessage] = [], olderOnDisk: Int = 0) {
         self.messages = Self.sortedByID(messages)
+        self.olderOnDisk = olderOnDisk
     }
 
+    /// Messages in memory.
     public var count: Int { messages.count }
+    /// Messages stored in all: in memory and older ones on disk.
+    public var total: Int { messages.count + olderOnDisk }
     public var last: ChatMessage? { messages.last }
 
-    /// Inserts `message` in order; new messages have the largest id, so this is an append.
-    public mutating func insert(_ message: ChatMessage) {
+    public static func == (lhs: MessageLog, rhs: MessageLog) -> Bool {
+        lhs.messages == rhs.messages && lhs.olderOnDisk == rhs.olderOnDisk
+    }
+
+    /// Inserts `message`, journaled with `ticket`, in order; new messages have the largest id,
+    /// so this is an append. One that lands elsewhere (a clock that went back) may have an id
+    /// below what a checkpoint already stored, so it is pinned in memory until a checkpoint
+    /// holds its ticket.
+    public mutating func insert(_ message: ChatMessage, ticket: UInt64 = 0) {
         if let last = messages.last, last.id >= message.id {
+            pinned[message.id] = ticket
             let index = firstIndex(after: message.id)
             if index > 0 && messages[index - 1].id == message.id {
                 messages[index - 1] = message
@@ -51,37 +80,56 @@ public struct MessageLog: Sendable, Equatable {
         return low
     }
 
-    /// Drops the oldest messages beyond the newest `limit` (0: no limit) and those created
-    /// before `cutoff` (milliseconds since the epoch; 0: none). Returns how many were dropped.
-    @discardableResult
-    public mutating func trim(keepingLast limit: Int, createdSince cutoff: Int64) -> Int {
-        var start = limit > 0 ? max(0, messages.count - limit) : 0
-        if cutoff > 0 {
-            // Ids sort by creation, so the old messages are a prefix.
-            while start < messages.count && messages[start].createdAt < cutoff { start += 1 }
-        }
-        guard start > 0 else { return 0 }
-        messages.removeFirst(start)
-        return start
-    }
-
-    /// Sets `receivedBy[user]` of the message at `index`.
-    public mutating func setReceipt(at index: Int, user: String, time: Int64) {
+    /// Sets `receivedBy[user]` of the message at `index`, a change journaled with `ticket`.
+    public mutating func setReceipt(at index: Int, user: String, time: Int64, ticket: UInt64) {
         messages[index].receivedBy[user] = time
+        pinned[messages[index].id] = ticket
     }
 
-    /// A page: up to `limit` messages, ascending, and whether more lie beyond it.
+    /// Records a receipt on message `id`, which is only on disk, journaled with `ticket`.
+    mutating func setDetachedReceipt(_ id: String, user: String, time: Int64, ticket: UInt64) {
+        var receipts = detachedReceipts[id]?.receivedBy ?? [:]
+        receipts[user] = time
+        detachedReceipts[id] = (ticket, receipts)
+    }
+
+    /// After a checkpoint holding every change up to `ticket` and this group's messages up to
+    /// `lastStored` (nil: none of them): forgets changes that are now on disk and drops the
+    /// oldest messages that are stored, beyond the newest `keeping`.
     ///
-    /// With `after`, the first `limit` after that id (more = later ones remain); with `before`,
-    /// the last `limit` before it (more = earlier ones remain); with neither, the latest `limit`.
-    public func page(after: String?, before: String?, limit: Int) -> (ArraySlice<ChatMessage>, more: Bool) {
-        if let after {
-            let start = firstIndex(after: after)
-            let end = min(messages.count, start + limit)
-            return (messages[start..<end], end < messages.count)
+    /// Returns the old storage, which still holds the dropped messages: freeing a checkpoint's
+    /// worth of them (a quarter of a million) took the event loop 200 ms, so the caller frees
+    /// them on another thread.
+    mutating func checkpointed(through ticket: UInt64, lastStored: String?, keeping: Int) -> [ChatMessage] {
+        if !pinned.isEmpty { pinned = pinned.filter { $0.value > ticket } }
+        if !detachedReceipts.isEmpty { detachedReceipts = detachedReceipts.filter { $0.value.ticket > ticket } }
+        guard let lastStored else { return [] }
+        let stored = firstIndex(after: lastStored)
+        var drop = min(stored, messages.count - keeping)
+        if let firstPinned = messages[..<max(0, drop)].firstIndex(where: { pinned[$0.id] != nil }) { drop = firstPinned }
+        guard drop > 0 else { return [] }
+        let old = messages
+        messages = Array(messages[drop...])
+        olderOnDisk += drop
+        evictions += 1
+        return old
+    }
+
+    /// Retention deleted this group's stored messages with ids up to `through`, `records` of
+    /// them: they leave memory too. Returns the old storage, like `checkpointed`.
+    mutating func forget(through: String, records: Int) -> [ChatMessage] {
+        if !detachedReceipts.isEmpty { detachedReceipts = detachedReceipts.filter { $0.key > through } }
+        let gone = firstIndex(after: through)
+        guard gone > 0 else {
+            olderOnDisk = max(0, olderOnDisk - records)
+            return []
         }
-        let end = before.map { firstIndex(notBefore: $0) } ?? messages.count
-        let start = max(0, end - limit)
-        return (messages[start..<end], start > 0)
+        // Memory held some of them, so every older one on disk went as well.
+        olderOnDisk = 0
+        for message in messages[..<gone] { pinned[message.id] = nil }
+        let old = messages
+        messages = Array(messages[gone...])
+        evictions += 1
+        return old
     }
 }

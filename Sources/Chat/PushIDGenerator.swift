@@ -15,6 +15,17 @@ public struct PushIDGenerator: Sendable {
 
     public init() {}
 
+    /// The lowest id of the time `milliseconds`: every id made earlier sorts below it.
+    public static func lowestID(milliseconds: Int64) -> String {
+        var bytes = [UInt8](repeating: alphabet[0], count: 20)
+        var remaining = UInt64(max(0, milliseconds))
+        for index in stride(from: 7, through: 0, by: -1) {
+            bytes[index] = alphabet[Int(remaining & 63)]
+            remaining >>= 6
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// A new id for the time `milliseconds` since the epoch.
     public mutating func next(milliseconds: Int64) -> String {
         var time = milliseconds

@@ -33,6 +33,12 @@ public final class LoopThread {
         self.thread = thread
     }
 
+    /// Names the calling thread (up to 15 bytes), so `top -H`, `perf` and `/proc/PID/task` tell
+    /// the server's threads apart.
+    public static func nameCurrentThread(_ name: String) {
+        _ = CLinux_set_thread_name(name)
+    }
+
     /// Waits until the thread's body has returned.
     public func join() {
         guard !joined else { return }

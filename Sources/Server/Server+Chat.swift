@@ -16,22 +16,6 @@ extension Server {
     /// A locked or corrupt data folder throws, which stops the start.
     func openChat() throws {
         let durability = Durability(rawValue: configuration.durability) ?? .fsync
-        let opened = try Store.open(
-            directory: configuration.dataDirectory, durability: durability,
-            compactAfterBytes: configuration.compactAfterBytes, logger: logger)
-        let store = opened.store
-        let state = ChatState(tree: opened.tree)
-        let secret: [UInt8]
-        if let configured = configuration.authSecret, !configured.isEmpty {
-            secret = Array(configured.utf8)
-        } else {
-            do {
-                secret = try store.readOrCreateSecret()
-            } catch {
-                store.close()
-                throw error
-            }
-        }
         var chatConfiguration = ChatConfiguration()
         chatConfiguration.allowSignup = configuration.allowSignup
         chatConfiguration.tokenLifetime = Int64(configuration.tokenLifetime)
@@ -43,6 +27,25 @@ extension Server {
         chatConfiguration.retentionMilliseconds = Int64(configuration.retentionDays) * 86_400_000
         chatConfiguration.mediaQuotaBytes = configuration.mediaQuotaBytes
         chatConfiguration.uploadsPerMinute = configuration.uploadsPerMinute
+        let opened = try Store.open(
+            directory: configuration.dataDirectory, durability: durability,
+            compactAfterBytes: configuration.compactAfterBytes, segmentBytes: configuration.segmentBytes,
+            recentMessages: configuration.recentMessages, idempotencyFields: ChatService<ChatDelivery>.idempotencyFields,
+            retention: ChatService<ChatDelivery>.retention(chatConfiguration, now: ChatClock.system.milliseconds()),
+            logger: logger)
+        let store = opened.store
+        let state = ChatState(tree: opened.tree, storedCounts: store.storedMessageCounts)
+        let secret: [UInt8]
+        if let configured = configuration.authSecret, !configured.isEmpty {
+            secret = Array(configured.utf8)
+        } else {
+            do {
+                secret = try store.readOrCreateSecret()
+            } catch {
+                store.close()
+                throw error
+            }
+        }
         let mediaFiles: MediaFiles
         do {
             mediaFiles = try MediaFiles(directory: configuration.dataDirectory + "/media", durability: durability, logger: logger)
@@ -64,6 +67,8 @@ extension Server {
         let loop = self.loop
         store.onDurable = { ticket in loop.execute { bound.value.durable(through: ticket) } }
         store.onFailure = { ticket, _ in loop.execute { bound.value.failed(through: ticket) } }
+        store.onCheckpoint = { report in loop.execute { bound.value.checkpointed(report) } }
+        store.onRead = { tag, result in loop.execute { bound.value.readFinished(tag: tag, result) } }
         self.store = store
         self.mediaFiles = mediaFiles
         self.chat = endpoint

@@ -13,8 +13,12 @@ public struct ServerConfiguration: Sendable {
     public var durability = "fsync"
     /// Event loop threads (`threads`); 0: one per core this process may run on.
     public var threads = 0
-    /// Journal bytes after which the store writes a new snapshot (`compactAfterBytes`).
+    /// Journal bytes after which the store starts a checkpoint (`compactAfterBytes`).
     public var compactAfterBytes = 64 << 20
+    /// Size at which a group's open message segment is sealed and a new one begun (`segmentBytes`).
+    public var segmentBytes = 1 << 20
+    /// Newest messages per group kept in memory; older pages are read from disk (`recentMessages`).
+    public var recentMessages = 200
     /// How long a session token lives, in seconds (`tokenLifetime`, default 30 days).
     public var tokenLifetime = 30 * 24 * 3600
     /// Serve `/echo` (for connectivity checks and the Autobahn conformance suite).

@@ -51,7 +51,7 @@ extension Store {
         var filled = 0
         while filled < count {
             let result = bytes.withUnsafeMutableBytes { buffer in
-                read(fd, buffer.baseAddress! + filled, count - filled)
+                Glibc.read(fd, buffer.baseAddress! + filled, count - filled)
             }
             if result > 0 {
                 filled += result

@@ -5,21 +5,40 @@ import Logging
 
 /// The store thread: takes the queue, writes batches, flushes them, compacts.
 extension Store {
-    /// Starts the store thread; called once by `open`.
-    func startThread() throws(StoreError) {
-        // The thread owns one retain of the store until its loop returns.
-        let context = Unmanaged.passRetained(self).toOpaque()
+    /// Starts the writer, compactor and reader threads; called once by `open`.
+    func startThreads() throws(StoreError) {
+        let writer = try spawn("store-writer") { $0.runWriter() }
+        monitor.withLock { self.thread = writer }
+        compactorThread = try spawn("store-compact") { $0.runCompactor() }
+        readerThread = try spawn("store-reader") { $0.runReader() }
+    }
+
+    /// Starts a thread running `body`; the thread owns one retain of the store until it returns.
+    /// `name` (at most 15 bytes) tells the threads apart in `top -H`, `perf` and `/proc`.
+    private func spawn(_ name: String, _ body: @escaping (Store) -> Void) throws(StoreError) -> pthread_t {
+        final class Start {
+            let store: Store
+            let name: String
+            let body: (Store) -> Void
+            init(_ store: Store, _ name: String, _ body: @escaping (Store) -> Void) {
+                self.store = store
+                self.name = name
+                self.body = body
+            }
+        }
+        let context = Unmanaged.passRetained(Start(self, name, body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
-            let store = Unmanaged<Store>.fromOpaque(context!).takeRetainedValue()
-            store.runWriter()
+            let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
+            LoopThread.nameCurrentThread(start.name)
+            start.body(start.store)
             return nil
         }, context)
         guard result == 0 else {
-            Unmanaged<Store>.fromOpaque(context).release()
-            throw StoreError.io(path: directory, operation: "start the store thread for", errno: result)
+            Unmanaged<Start>.fromOpaque(context).release()
+            throw StoreError.io(path: directory, operation: "start a store thread for", errno: result)
         }
-        monitor.withLock { self.thread = thread }
+        return thread
     }
 
     /// The store thread's loop: sleep until work is queued, take all of it, do it, repeat;
@@ -63,8 +82,8 @@ extension Store {
                         spare = lines.bytes
                         spare.removeAll(keepingCapacity: true)
                     }
-                case .compact(let writeSnapshot):
-                    compact(writeSnapshot)
+                case .checkpoint:
+                    rotate()
                 }
             }
             monitor.lock()
@@ -81,7 +100,8 @@ extension Store {
         }
         let start = SystemClock.monotonicNanoseconds()
         do throws(StoreError) {
-            try io(FileSystem.writeAll(journalFD, lines.bytes, path: journalPath))
+            // At the end of the lines, not of the file: a spare journal's zeros lie beyond.
+            try io(FileSystem.write(journalFD, lines.bytes, at: journalLength, path: journalPath))
             if durability == .fsync {
                 try io(FileSystem.fdatasync(journalFD, path: journalPath))
             }
@@ -95,6 +115,9 @@ extension Store {
             return
         }
         let seconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e9
+        if seconds >= Self.slowFlushSeconds {
+            logger.warning("a journal write and flush of \(lines.bytes.count) bytes took \(Int(seconds * 1000)) ms")
+        }
         journalLength += lines.bytes.count
         let handler: @Sendable (UInt64) -> Void = monitor.withLock {
             stats.batches += 1
@@ -110,6 +133,12 @@ extension Store {
             return durableHandler
         }
         handler(lines.lastTicket)
+        let startsCheckpoint = monitor.withLock {
+            guard !compactionQueued, journalLength >= compactAfterBytes else { return false }
+            compactionQueued = true
+            return true
+        }
+        if startsCheckpoint { rotate() }
     }
 
     private func report(failure: StoreError, ticket: UInt64, countsAsNew: Bool) {
@@ -120,63 +149,60 @@ extension Store {
         handler(ticket, failure)
     }
 
-    /// Writes a new snapshot and empties the journal, in the order that keeps every moment
-    /// loadable: tmp written and fsynced, renamed over `tree.json`, folder fsynced (the rename
-    /// is now durable), and only then the journal truncated. A crash before the rename leaves
-    /// the old snapshot with the full journal; after it, the new snapshot with a journal whose
-    /// replay changes nothing (mutations are idempotent).
-    private func compact(_ writeSnapshot: @Sendable (inout [UInt8]) -> Void) {
-        defer { monitor.withLock { compactionQueued = false } }
-        if monitor.withLock({ failure }) != nil {
-            logger.error("compaction skipped: the journal failed earlier")
+    /// Sets the journal aside as `journal.<n>.jsonl` and starts a new one, then hands
+    /// generation `n` to the compactor. Runs between two batches, so every ticket written so
+    /// far is in the set-aside journal and every later one in the new journal; the new name is
+    /// made durable before a line in it is acknowledged. Costs a rename, an open and a folder
+    /// fsync: acknowledgements never wait for the checkpoint itself.
+    private func rotate() {
+        let failed = monitor.withLock { failure != nil }
+        guard !failed, journalLength > 0 else {
+            monitor.withLock { compactionQueued = false }
             return
         }
         let start = SystemClock.monotonicNanoseconds()
-        var bytes: [UInt8] = []
-        writeSnapshot(&bytes)
-        do throws(StoreError) {
-            try writeTemporarySnapshot(bytes)
-            try io(FileSystem.rename(temporarySnapshotPath, to: snapshotPath))
-        } catch {
-            _ = try? FileSystem.removeIfExists(temporarySnapshotPath)
-            logger.error("compaction failed, keeping the current snapshot and journal: \(error)")
-            monitor.withLock { stats.failures += 1 }
-            return
+        defer {
+            let seconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e9
+            if seconds >= Self.slowFlushSeconds { logger.warning("setting the journal aside took \(Int(seconds * 1000)) ms") }
         }
+        let next = generation + 1
+        let path = layout.rotatedJournal(next)
         do throws(StoreError) {
-            try io(FileSystem.syncDirectory(directory))
+            try io(FileSystem.rename(journalPath, to: path))
         } catch {
-            // Without a durable rename, a power loss could bring back the old snapshot, so the
-            // journal must stay whole.
-            logger.error("compaction could not make the rename durable, keeping the journal: \(error)")
-            monitor.withLock { stats.failures += 1 }
-            return
-        }
-        do throws(StoreError) {
-            try io(FileSystem.truncate(journalFD, to: 0, path: journalPath))
-            try io(FileSystem.fdatasync(journalFD, path: journalPath))
-        } catch {
-            logger.error("could not empty the journal after compaction, no further writes will be acknowledged: \(error)")
+            logger.error("could not set the journal aside for a checkpoint, going on with it: \(error)")
             monitor.withLock {
-                failure = error
+                compactionQueued = false
                 stats.failures += 1
             }
             return
         }
-        journalLength = 0
-        let milliseconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e6
-        monitor.withLock {
-            stats.compactions += 1
-            stats.journalBytes = 0
-            stats.snapshotBytes = bytes.count
+        let fresh: Int32
+        do throws(StoreError) {
+            if monitor.withLock({ spareReady }) {
+                try io(FileSystem.rename(layout.spareJournal, to: journalPath))
+                monitor.withLock { spareReady = false }
+            }
+            fresh = try io(FileSystem.open(journalPath, flags: O_WRONLY | O_CREAT, mode: 0o600))
+            try io(FileSystem.syncDirectory(directory))
+        } catch {
+            // Lines keep going to the renamed file through the open descriptor, and a restart
+            // replays it: nothing is lost, but no checkpoint runs until then.
+            logger.error("could not start a new journal, checkpoints stop until a restart: \(error)")
+            monitor.withLock { stats.failures += 1 }
+            return
         }
-        logger.info("store compacted: \(bytes.count) snapshot bytes in \(Int(milliseconds)) ms")
-    }
-
-    private func writeTemporarySnapshot(_ bytes: [UInt8]) throws(StoreError) {
-        let fd = try io(FileSystem.open(temporarySnapshotPath, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600))
-        defer { FileSystem.close(fd) }
-        try io(FileSystem.writeAll(fd, bytes, path: temporarySnapshotPath))
-        try io(FileSystem.fsync(fd, path: temporarySnapshotPath))
+        FileSystem.close(journalFD)
+        journalFD = fresh
+        journalLength = 0
+        generation = next
+        let ticket = monitor.withLock {
+            stats.journalBytes = 0
+            return durableTicketValue
+        }
+        compactorMonitor.withLock {
+            rotated.append((next, ticket))
+            compactorMonitor.signal()
+        }
     }
 }

@@ -3,40 +3,48 @@ import Posix
 import JSON
 import Logging
 
-/// The durable home of the document tree: a snapshot, a journal, and a thread that writes.
+/// The durable home of the document tree: a journal, a checkpoint of small documents and
+/// message segments, and threads that write, checkpoint and read.
 ///
-/// On disk a data folder holds `tree.json` (the last snapshot), `journal.jsonl` (one mutation
-/// a line since that snapshot), `lock` (held with `flock` while a store is open) and `secret`.
-/// `open` loads the snapshot, replays the journal and hands the tree to the caller; the store
-/// keeps no copy of it, because the chat service holds the live state as typed values.
+/// On disk (docs/durability.md, `StoreLayout`): `journal.jsonl` holds every mutation since the
+/// last checkpoint; `manifest.json`, `documents/` and `messages/` hold the checkpoint, where
+/// each group's messages are append-only segment files with an index. `open` loads the small
+/// documents and each group's newest `recentMessages` records, never the whole history, and
+/// hands them to the caller as a tree; older messages are read on demand (`read`).
 ///
-/// Writes are group-committed on the store's own thread: `append` queues serialized lines and
+/// Writes are group-committed on the writer thread: `append` queues serialized lines and
 /// returns a ticket at once; the thread takes everything queued, writes it with one `write`,
-/// flushes it with one `fdatasync`, and calls `onDurable` with the highest ticket that is now on
-/// disk. Appends that arrive during a flush form the next batch. `compact` is queued in the same
-/// FIFO, so the snapshot it writes covers exactly the appends made before it.
+/// flushes it with one `fdatasync`, and calls `onDurable` with the highest ticket on disk.
 ///
-/// Compaction is the caller's decision: after appending it reads `needsCompaction` (the journal
-/// has reached `compactAfterBytes` and no compaction is queued) and calls `compact` with a
-/// snapshot of its state. After a failed write or flush the store stops acknowledging: every
-/// later batch goes to `onFailure`, because after a failed fsync Linux no longer says which
-/// pages reached the disk. A restart replays what did.
+/// Checkpoints never hold acknowledgements back: when the journal reaches `compactAfterBytes`
+/// the writer renames it aside (`journal.<n>.jsonl`) and goes on in a new one, and the
+/// compactor thread applies the set-aside journal to the files (`Checkpoint`), commits the
+/// manifest, deletes the journal and reports through `onCheckpoint`. Reads of stored messages
+/// run on a reader thread and report through `onRead`.
 ///
-/// Call `close()` before dropping the store: its thread holds a reference until then.
+/// After a failed write or flush the store stops acknowledging: every later batch goes to
+/// `onFailure`, because after a failed fsync Linux no longer says which pages reached the
+/// disk. A restart replays what did.
+///
+/// Call `close()` before dropping the store: its threads hold a reference until then.
 public final class Store: @unchecked Sendable {
-    // @unchecked: every mutable field is either guarded by `monitor` or touched only by the
-    // store thread, as each field's comment says.
+    // @unchecked: every mutable field is either guarded by a monitor or confined to one of the
+    // store's threads, as each field's comment says.
 
     /// The data folder, without a trailing slash.
     public let directory: String
     /// Whether batches are flushed before they are acknowledged.
     public let durability: Durability
-    /// The journal size at which `needsCompaction` turns true.
+    /// The journal size at which a checkpoint starts.
     public let compactAfterBytes: Int
+    /// Messages per group that `open` returns in the tree (the rest stay on disk).
+    public let recentMessages: Int
+    /// The fields that index message records by idempotency key (nil: not indexed).
+    public let keyFields: IdempotencyFields?
     let logger: Logger
-    let journalPath: String
-    let snapshotPath: String
-    let temporarySnapshotPath: String
+    let layout: StoreLayout
+    let files: MessageFiles
+    var journalPath: String { layout.journal }
     /// Held open for the store's lifetime; closing it releases the `flock`.
     let lockFD: Int32
 
@@ -50,6 +58,7 @@ public final class Store: @unchecked Sendable {
     var durableTicketValue: UInt64 = 0
     var isClosing = false
     var isClosed = false
+    /// True from the journal's rotation until its checkpoint is committed (or has failed).
     var compactionQueued = false
     /// True while the store thread sleeps in `monitor.wait()`: only then does an append need
     /// to signal, so a burst of appends during a write or flush costs no futex calls.
@@ -57,14 +66,43 @@ public final class Store: @unchecked Sendable {
     var stats = StoreStatistics()
     var durableHandler: @Sendable (UInt64) -> Void = { _ in }
     var failureHandler: @Sendable (UInt64, StoreError) -> Void = { _, _ in }
+    var checkpointHandler: @Sendable (CheckpointReport) -> Void = { _ in }
+    var readHandler: @Sendable (UInt64, Result<MessagePage, StoreError>) -> Void = { _, _ in }
     /// The first write or flush failure; once set, nothing is acknowledged any more.
     var failure: StoreError?
 
-    // Confined to the store thread after `open` returns.
-    let journalFD: Int32
+    // Confined to the writer thread after `open` returns.
+    var journalFD: Int32
     /// Bytes of the journal known to hold whole lines, where a failed write is cut back to.
     var journalLength: Int
+    /// The generation of the last journal set aside.
+    var generation: Int
     var thread: pthread_t?
+
+    /// The compactor's queue and wakeup: journal generations to apply, with the highest ticket
+    /// each holds. `checkpoint` is confined to the compactor thread.
+    let compactorMonitor = Monitor()
+    var rotated: [(generation: Int, ticket: UInt64)] = []
+    var compactorStopping = false
+    var compactorThread: pthread_t?
+    let checkpoint: Checkpoint
+    /// What the next checkpoint may delete; guarded by `compactorMonitor`.
+    var retentionValue = MessageRetention()
+
+    /// The reader's queue and wakeup.
+    let readerMonitor = Monitor()
+    var reads: [(tag: UInt64, query: MessageQuery)] = []
+    var readerStopping = false
+    var readerThread: pthread_t?
+
+    /// A journal flush at least this slow is logged: it held every acknowledgement back.
+    static let slowFlushSeconds = 0.1
+
+    /// The largest journal that gets a spare written ahead (`prepareSpareJournal`); beyond it
+    /// the zeros would cost more disk than they save.
+    static let largestSpareBytes = 256 << 20
+    /// True when `journal.spare` is complete and durable; guarded by `monitor`.
+    var spareReady = false
 
     /// Lines appended since the store thread last took the queue.
     struct PendingLines {
@@ -78,26 +116,27 @@ public final class Store: @unchecked Sendable {
     enum Work {
         /// Journal lines to write and flush, acknowledged up to `lastTicket`.
         case lines(PendingLines)
-        /// A snapshot to write, after which the journal starts empty.
-        case compact(@Sendable (inout [UInt8]) -> Void)
+        /// Set the journal aside for a checkpoint now.
+        case checkpoint
     }
 
     init(
-        directory: String, durability: Durability, compactAfterBytes: Int, logger: Logger,
-        lockFD: Int32, journalFD: Int32, journalLength: Int, snapshotBytes: Int
+        layout: StoreLayout, durability: Durability, compactAfterBytes: Int, recentMessages: Int, logger: Logger,
+        lockFD: Int32, journalFD: Int32, generation: Int, checkpoint: Checkpoint
     ) {
-        self.directory = directory
+        self.keyFields = checkpoint.keyFields
+        self.directory = layout.directory
+        self.layout = layout
         self.durability = durability
         self.compactAfterBytes = compactAfterBytes
+        self.recentMessages = recentMessages
         self.logger = logger
-        self.journalPath = directory + "/journal.jsonl"
-        self.snapshotPath = directory + "/tree.json"
-        self.temporarySnapshotPath = directory + "/tree.json.tmp"
         self.lockFD = lockFD
         self.journalFD = journalFD
-        self.journalLength = journalLength
-        self.stats.journalBytes = journalLength
-        self.stats.snapshotBytes = snapshotBytes
+        self.journalLength = 0
+        self.generation = generation
+        self.checkpoint = checkpoint
+        self.files = checkpoint.files
     }
 
     /// Called on the store thread with the highest ticket now durable; set it before the first
@@ -170,35 +209,28 @@ public final class Store: @unchecked Sendable {
         return ticket
     }
 
-    /// Queues a compaction whose snapshot is produced by `writeSnapshot` on the store thread.
+    /// Starts a checkpoint after everything appended so far, unless one is running.
     ///
-    /// `writeSnapshot` appends the whole tree as JSON to the buffer it is given. It runs later
-    /// and on another thread, so it must capture an immutable copy of the state as of this call
-    /// (the chat service's value-type models are cheap to copy), never the live state. Writing
-    /// bytes directly lets the caller serialize its typed models without first building a
-    /// `JSONValue` tree of a million messages.
-    public func compact(writingSnapshot writeSnapshot: @escaping @Sendable (inout [UInt8]) -> Void) {
+    /// The store starts one by itself when the journal reaches `compactAfterBytes`; this is
+    /// for tests and for operators who want the journal applied now.
+    public func compact() {
         monitor.withLock {
-            guard !isClosing else { return }
+            guard !isClosing, !compactionQueued else { return }
             if pending.appends > 0 {
                 queuedWork.append(.lines(pending))
                 pending = PendingLines()
             }
-            queuedWork.append(.compact(writeSnapshot))
+            queuedWork.append(.checkpoint)
             compactionQueued = true
             writerIsWaiting = false
             monitor.signal()
         }
     }
 
-    /// Queues a compaction whose snapshot is the value `snapshot` returns on the store thread.
-    public func compact(snapshot: @escaping @Sendable () -> JSONValue) {
-        compact(writingSnapshot: { out in snapshot().serialize(into: &out) })
-    }
-
-    /// True when the journal has reached `compactAfterBytes` and no compaction is queued.
-    public var needsCompaction: Bool {
-        monitor.withLock { !compactionQueued && stats.journalBytes >= compactAfterBytes }
+    /// Called on the compactor thread after each checkpoint commits: what is on disk now.
+    public var onCheckpoint: @Sendable (CheckpointReport) -> Void {
+        get { monitor.withLock { checkpointHandler } }
+        set { monitor.withLock { checkpointHandler = newValue } }
     }
 
     /// Bytes in the journal file now.
@@ -216,7 +248,8 @@ public final class Store: @unchecked Sendable {
         monitor.withLock { stats }
     }
 
-    /// Writes and flushes everything queued, stops the store thread and releases the lock.
+    /// Writes and flushes everything queued, lets a running checkpoint finish, stops the
+    /// store's threads and releases the lock.
     ///
     /// Blocks until done. Appends after `close` are reported to `onFailure` as `.closed`.
     /// Calling it again does nothing.
@@ -230,6 +263,7 @@ public final class Store: @unchecked Sendable {
         }
         guard let thread else { return }
         pthread_join(thread, nil)
+        stopHelpers()
         FileSystem.close(journalFD)
         FileSystem.close(lockFD)
         monitor.withLock { isClosed = true }

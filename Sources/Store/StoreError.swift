@@ -6,6 +6,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case locked(directory: String)
     /// A file does not parse; `line` is 1-based. Nothing on disk was changed.
     case corrupt(file: String, line: Int, reason: String)
+    /// A segment or index does not hold what its manifest says, found at byte `offset`.
+    case corruptSegment(file: String, offset: Int, reason: String)
     /// A system call failed on `path`.
     case io(path: String, operation: String, errno: Int32)
     /// The secret file exists but cannot be used.
@@ -20,6 +22,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "another switchboard is using data folder \(directory)"
         case .corrupt(let file, let line, let reason):
             return "\(file) line \(line) is corrupt: \(reason); fix or move the file away, nothing was changed"
+        case .corruptSegment(let file, let offset, let reason):
+            return "\(file) is corrupt at byte \(offset): \(reason); restore the folder from a backup"
         case .io(let path, let operation, let code):
             return FileError(path: path, operation: operation, errno: code).description
         case .invalidSecret(let path, let reason):

@@ -112,6 +112,8 @@ extension Setting {
         .text("data", \.dataDirectory),
         .choice("durability", ["fsync", "none"]) { $0.server.durability = $1 },
         .integer("compactAfterBytes", \.compactAfterBytes, 4096...(1 << 40)),
+        .integer("segmentBytes", \.segmentBytes, 4096...(1 << 30)),
+        .integer("recentMessages", \.recentMessages, 0...1_000_000),
         .choice("logLevel", ["trace", "debug", "info", "notice", "warning", "error", "critical"]) { $0.logLevel = $1 },
         .flag("echo", \.echo),
         .list("allowedOrigins", \.allowedOrigins),

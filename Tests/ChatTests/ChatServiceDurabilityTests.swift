@@ -11,7 +11,7 @@ import Testing
     h.service.received(ada.client, text: request.serialized)
     // The second message is appended but its completion has not run: it is not in the state.
     #expect(h.service.state.messages[gid.stringValue ?? ""]?.count == 1)
-    h.service.compact()
+    h.store.compact()
     h.settle()
     try h.restart()
     let texts = h.service.state.messages[gid.stringValue ?? ""]?.messages.map(\.text)
@@ -28,4 +28,128 @@ import Testing
     let reply = h.transport.take(ada.client).first
     #expect(reply?.code == "unavailable")
     #expect(h.service.state.messages[gid.stringValue ?? ""]?.count ?? 0 == 0)
+}
+
+/// Sends `count` messages numbered from `from` to group `gid` as `client`.
+private func send(_ h: Harness, _ client: FakeClient, _ gid: String, _ range: Range<Int>) {
+    for number in range {
+        h.advance(1)
+        h.call(client, ["op": "send", "group": .string(gid), "text": .string("n\(number)")])
+    }
+}
+
+/// Every message of the group, oldest first, paging back with `before` `limit` at a time.
+private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limit: Int) -> [String] {
+    var page = h.call(client, ["op": "history", "group": .string(gid), "limit": .integer(Int64(limit))])
+    var texts = page["messages"]?.arrayValue?.compactMap { $0["text"]?.stringValue } ?? []
+    while page["more"] == true, let oldest = page["messages"]?[0]?["id"] {
+        page = h.call(client, ["op": "history", "group": .string(gid), "before": oldest, "limit": .integer(Int64(limit))])
+        texts = (page["messages"]?.arrayValue?.compactMap { $0["text"]?.stringValue } ?? []) + texts
+    }
+    return texts
+}
+
+@Test func aCheckpointDropsStoredMessagesFromMemoryAndPagesReadThemBack() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let gid = h.group("Team", owner: ada.client)
+    send(h, ada.client, gid, 0..<20)
+    h.checkpoint()
+    let log = try #require(h.service.state.messages[gid])
+    #expect(log.count == Harness.recentMessages)
+    #expect(log.olderOnDisk == 20 - Harness.recentMessages)
+    send(h, ada.client, gid, 20..<25)
+    #expect(fullHistory(h, ada.client, gid, limit: 4) == (0..<25).map { "n\($0)" })
+    #expect(fullHistory(h, ada.client, gid, limit: 200) == (0..<25).map { "n\($0)" })
+}
+
+@Test func historyAfterAnOldIdAndSubscribeSinceReadTheDisk() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let gid = h.group("Team", owner: ada.client)
+    send(h, ada.client, gid, 0..<12)
+    try h.restart()
+    let again = h.connect("ada-again", token: ada.token)
+    let first = h.call(again, ["op": "history", "group": .string(gid), "before": "zzzzzzzz", "limit": 12])
+    let ids = first["messages"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+    #expect(ids.count == 12)
+    let after = h.call(again, ["op": "history", "group": .string(gid), "after": .string(ids[2]), "limit": 4])
+    #expect(after["messages"]?.arrayValue?.compactMap { $0["text"]?.stringValue } == ["n3", "n4", "n5", "n6"])
+    #expect(after["more"] == true)
+    let subscribed = h.call(again, ["op": "subscribe", "group": .string(gid), "since": .string(ids[7])])
+    #expect(subscribed["messages"]?.arrayValue?.compactMap { $0["text"]?.stringValue } == ["n8", "n9", "n10", "n11"])
+    #expect(subscribed["more"] == false)
+}
+
+@Test func aReceiptOnAMessageOnlyOnDiskIsStoredAndShown() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let gid = h.group("Team", owner: ada.client)
+    send(h, ada.client, gid, 0..<10)
+    let oldest = h.call(ada.client, ["op": "history", "group": .string(gid), "limit": 10])["messages"]?[0]?["id"] ?? .null
+    h.checkpoint()
+    #expect(h.service.state.messages[gid]?.index(of: oldest.stringValue ?? "") == nil, "the oldest message left memory")
+    #expect(h.call(ada.client, ["op": "receipt", "group": .string(gid), "message": oldest]).isOK)
+    #expect(h.call(ada.client, ["op": "receipt", "group": .string(gid), "message": "-nope"]).code == "not_found")
+    let shown = h.call(ada.client, ["op": "history", "group": .string(gid), "limit": 10])["messages"]?[0]
+    #expect(shown?["receivedBy"]?[ada.id] != nil)
+    h.checkpoint()
+    try h.restart()
+    let again = h.connect("ada-again", token: ada.token)
+    let reloaded = h.call(again, ["op": "history", "group": .string(gid), "limit": 10])["messages"]?[0]
+    #expect(reloaded?["id"] == oldest)
+    #expect(reloaded?["receivedBy"]?[ada.id] != nil)
+}
+
+@Test func aResendOfAMessageOnlyOnDiskAnswersItAfterTheWindowMovedAndAfterARestart() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let bob = h.user("bob")
+    let gid = h.group("Team", owner: ada.client, members: [bob.client])
+    let first = h.call(ada.client, ["op": "send", "group": .string(gid), "text": "old", "clientId": "c-old"])
+    let id = try #require(first["message"]?["id"]?.stringValue)
+    send(h, ada.client, gid, 0..<10)
+    h.checkpoint()
+    // The message left memory with its window: only the segments and the store's index know it.
+    #expect(h.service.state.messages[gid]?.index(of: id) == nil)
+    #expect(h.service.state.sentByClient[ClientMessageKey(user: ada.id, clientId: "c-old")] == nil)
+    _ = h.events(bob.client)
+    let journal = h.store.journalBytes
+    let resend: JSONValue = ["op": "send", "group": .string(gid), "text": "old", "clientId": "c-old"]
+    #expect(h.call(ada.client, resend)["message"] == first["message"])
+    #expect(h.events(bob.client).isEmpty)
+    #expect(h.store.journalBytes == journal)
+    #expect(h.service.state.messages[gid]?.total == 11)
+    let other = h.group("Other", owner: ada.client)
+    #expect(h.call(ada.client, ["op": "send", "group": .string(other), "text": "old", "clientId": "c-old"]).code == "conflict")
+    try h.restart()
+    let again = h.connect("ada", token: ada.token)
+    #expect(h.call(again, resend)["message"] == first["message"])
+    #expect(h.service.state.messages[gid]?.total == 11)
+    // A clientId nobody used is stored as a new message.
+    let fresh = h.call(again, ["op": "send", "group": .string(gid), "text": "new", "clientId": "c-new"])
+    #expect(fresh["message"]?["text"] == "new")
+    #expect(h.service.state.messages[gid]?.total == 12)
+}
+
+@Test func retentionDeletesSealedSegmentsAndTheirMessagesLeaveMemoryAndHistory() throws {
+    let h = try Harness(segmentBytes: 600) { $0.retentionMessages = 5 }
+    let ada = h.user("ada")
+    let gid = h.group("Team", owner: ada.client)
+    // The first checkpoint deletes messages still in memory; the later ones, after the window
+    // has moved on, ones only on disk.
+    var kept: [String] = []
+    var sent = 0
+    for count in [40, 6, 6, 6] {
+        send(h, ada.client, gid, sent..<sent + count)
+        sent += count
+        h.checkpoint()
+        kept = fullHistory(h, ada.client, gid, limit: 4)
+        #expect(kept.count >= 5)
+        #expect(kept.count < 20)
+        #expect(kept == (sent - kept.count..<sent).map { "n\($0)" })
+        #expect(h.service.state.messages[gid]?.total == kept.count)
+    }
+    try h.restart()
+    #expect(fullHistory(h, h.connect("ada", token: ada.token), gid, limit: 4) == kept)
 }

@@ -40,14 +40,15 @@ private func message(_ id: String) -> ChatMessage {
     }
 }
 
-@Test func trimKeepsTheNewestByCountAndAge() {
-    var log = MessageLog((0..<10).map { ChatMessage(id: "id\($0)", user: "u", text: "t", imageUrl: nil, createdAt: Int64($0) * 1000) })
-    let result1 = log.trim(keepingLast: 0, createdSince: 0)
-    #expect(result1 == 0)
-    let result2 = log.trim(keepingLast: 8, createdSince: 0)
-    #expect(result2 == 2)
-    #expect(log.messages.first?.id == "id2")
-    let result3 = log.trim(keepingLast: 0, createdSince: 5000)
-    #expect(result3 == 3)
-    #expect(log.messages.map(\.id) == ["id5", "id6", "id7", "id8", "id9"])
+@Test func retentionDeletesFromDiskAndThenFromMemory() {
+    let message = { (id: String) in ChatMessage(id: id, user: "u", text: "t", imageUrl: nil, createdAt: 0) }
+    var log = MessageLog((5..<10).map { message("id\($0)") }, olderOnDisk: 5)
+    let diskOnly = log.forget(through: "id3", records: 4)
+    #expect(diskOnly.isEmpty)
+    #expect(log.olderOnDisk == 1)
+    #expect(log.count == 5)
+    let intoMemory = log.forget(through: "id6", records: 3)
+    #expect(intoMemory.count == 5)
+    #expect(log.olderOnDisk == 0)
+    #expect(log.messages.map(\.id) == ["id7", "id8", "id9"])
 }

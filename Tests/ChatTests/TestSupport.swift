@@ -65,7 +65,11 @@ final class Harness {
         var nanoseconds: UInt64 = 1_000_000_000
     }
 
-    init(configure: (inout ChatConfiguration) -> Void = { _ in }) throws {
+    /// Size at which the store seals a group's segment.
+    let segmentBytes: Int
+
+    init(segmentBytes: Int = 1 << 20, configure: (inout ChatConfiguration) -> Void = { _ in }) throws {
+        self.segmentBytes = segmentBytes
         var template = Array((NSTemporaryDirectory() + "/chat-test-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(made != nil, "mkdtemp failed")
@@ -76,11 +80,30 @@ final class Harness {
         self.configuration = configuration
         let clock = Clockwork()
         self.now = clock
-        let (store, tree) = try Store.open(directory: folder + "/data", durability: .none, logger: Logger(label: "test"))
+        let (store, tree) = try Harness.openStore(folder, segmentBytes: segmentBytes, configuration: configuration, clock: clock)
         self.store = store
-        service = ChatService(state: ChatState(tree: tree), store: store, transport: transport, secret: secret,
-                              configuration: configuration, logger: Logger(label: "test"), clock: Harness.clock(clock))
+        service = ChatService(state: ChatState(tree: tree, storedCounts: store.storedMessageCounts), store: store, transport: transport,
+                              secret: secret, configuration: configuration, logger: Logger(label: "test"), clock: Harness.clock(clock))
         transport.service = service
+        inbox.listen(to: store)
+    }
+
+    /// Messages per group the tests' stores keep in memory: small, so that tests page into
+    /// the segments after a checkpoint or a restart.
+    static let recentMessages = 3
+
+    /// What the store's threads report, delivered by `settle` on the test's thread as the
+    /// event loop's inbox would.
+    let inbox = StoreInbox()
+
+    /// Opens the data folder as the server does: `clientId` indexed, retention from the start.
+    static func openStore(
+        _ folder: String, segmentBytes: Int, configuration: ChatConfiguration, clock: Clockwork
+    ) throws -> (Store, JSONValue) {
+        try Store.open(
+            directory: folder + "/data", durability: .none, segmentBytes: segmentBytes, recentMessages: recentMessages,
+            idempotencyFields: ChatService<FakeTransport>.idempotencyFields,
+            retention: ChatService<FakeTransport>.retention(configuration, now: clock.milliseconds), logger: Logger(label: "test"))
     }
 
     static func clock(_ clock: Clockwork) -> ChatClock {
@@ -95,19 +118,38 @@ final class Harness {
     /// Closes the store and builds a new service from what is on disk, as a restart does.
     func restart() throws {
         store.close()
-        let (store, tree) = try Store.open(directory: folder + "/data", durability: .none, logger: Logger(label: "test"))
+        inbox.drain()
+        let (store, tree) = try Harness.openStore(folder, segmentBytes: segmentBytes, configuration: configuration, clock: now)
         self.store = store
-        service = ChatService(state: ChatState(tree: tree), store: store, transport: transport, secret: secret,
-                              configuration: configuration, logger: Logger(label: "test"), clock: Harness.clock(now))
+        service = ChatService(state: ChatState(tree: tree, storedCounts: store.storedMessageCounts), store: store, transport: transport,
+                              secret: secret, configuration: configuration, logger: Logger(label: "test"), clock: Harness.clock(now))
         transport.service = service
+        inbox.listen(to: store)
     }
 
-    /// Waits until the store has written everything appended, then delivers the completions.
+    /// Waits until the store has written everything appended and answered every read, and
+    /// delivers the completions and checkpoint reports.
     func settle() {
-        while service.hasPendingWrites {
-            service.durable(through: store.durableTicket)
-            if service.hasPendingWrites { usleep(200) }
+        while true {
+            for event in inbox.drain() {
+                switch event {
+                case .read(let tag, let result): service.readFinished(tag: tag, result)
+                case .checkpoint(let report): service.checkpointed(report)
+                }
+            }
+            if service.hasPendingWrites { service.durable(through: store.durableTicket) }
+            if !service.hasPendingWrites && !service.hasPendingReads && inbox.isEmpty { return }
+            usleep(200)
         }
+    }
+
+    /// Starts a checkpoint and waits until the service has heard of it.
+    func checkpoint() {
+        settle()
+        let before = inbox.checkpoints
+        store.compact()
+        while inbox.checkpoints == before { usleep(200) }
+        settle()
     }
 
     /// Opens a connection named `name`.
@@ -164,6 +206,53 @@ final class Harness {
     func advance(_ milliseconds: Int64) {
         now.milliseconds += milliseconds
         now.nanoseconds += UInt64(milliseconds) * 1_000_000
+    }
+}
+
+/// Reads and checkpoints reported by a store's threads, kept for the test's thread.
+final class StoreInbox: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    enum Event {
+        case read(UInt64, Result<MessagePage, StoreError>)
+        case checkpoint(CheckpointReport)
+    }
+
+    private let lock = NSLock()
+    private var events: [Event] = []
+    private var checkpointCount = 0
+
+    func listen(to store: Store) {
+        store.onRead = { [self] tag, result in add(.read(tag, result)) }
+        store.onCheckpoint = { [self] report in add(.checkpoint(report)) }
+    }
+
+    private func add(_ event: Event) {
+        lock.lock()
+        events.append(event)
+        if case .checkpoint = event { checkpointCount += 1 }
+        lock.unlock()
+    }
+
+    @discardableResult
+    func drain() -> [Event] {
+        lock.lock()
+        defer { lock.unlock() }
+        let taken = events
+        events.removeAll()
+        return taken
+    }
+
+    var isEmpty: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return events.isEmpty
+    }
+
+    /// Checkpoints reported so far.
+    var checkpoints: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return checkpointCount
     }
 }
 

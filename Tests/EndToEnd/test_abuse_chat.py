@@ -100,18 +100,35 @@ def test_one_user_cannot_multiply_its_send_rate_with_connections(start_server):
     assert [message["id"] for message in history] == sorted(acknowledged), "an acknowledged message was lost"
 
 
-def test_retention_keeps_the_newest_messages_per_group_after_compaction(start_server):
-    server = start_server(env={"SWITCHBOARD_RETENTION_MESSAGES": "10", "SWITCHBOARD_COMPACT_AFTER_BYTES": "4096"})
+def test_retention_deletes_sealed_segments_beyond_the_newest_messages(start_server):
+    # Segments of 4 KiB hold about 14 of these messages; checkpoints run every 4 KiB of journal.
+    env = {"SWITCHBOARD_RETENTION_MESSAGES": "10", "SWITCHBOARD_COMPACT_AFTER_BYTES": "4096",
+           "SWITCHBOARD_SEGMENT_BYTES": "4096", "SWITCHBOARD_RECENT_MESSAGES": "5",
+           "SWITCHBOARD_MESSAGES_PER_SECOND": "1000000", "SWITCHBOARD_USER_MESSAGES_PER_SECOND": "1000000"}
+    server = start_server(env=env)
     alice, token, _ = signup(server, "alice")
     group = group_with(alice)
-    ids = [alice.ok("send", group=group, text=f"message {index} " + "z" * 200)["message"]["id"] for index in range(60)]
-    kept = [message["id"] for message in alice.ok("history", group=group, limit=200)["messages"]]
-    assert len(kept) < 60, "retention dropped nothing"
+    send = lambda: alice.ok("send", group=group, text=f"message {len(ids)} " + "z" * 200)["message"]["id"]
+    ids = []
+    for _ in range(60):
+        ids.append(send())
+    # Checkpoints run beside the sends, and a write past 4 KiB of journal starts the next one
+    # once the last has finished: send on until one has deleted a segment.
+    deadline = time.monotonic() + PATIENCE
+    while len(kept := [m["id"] for m in alice.ok("history", group=group, limit=200)["messages"]]) == len(ids):
+        assert time.monotonic() < deadline, "retention deleted nothing"
+        ids.append(send())
     assert kept == ids[-len(kept):], "retention must keep the newest messages"
     server.stop()
-    again = start_server(env={"SWITCHBOARD_RETENTION_MESSAGES": "10"}, data=server.data)
+    # The start applies the rest of the journal in one checkpoint, with retention: every sealed
+    # segment beyond the newest 10 goes, the open one (and so at least 10 messages) stays.
+    again = start_server(env=env, data=server.data)
     client = ChatClient(again, token=token)
-    assert [message["id"] for message in client.ok("history", group=group, limit=200)["messages"]] == kept
+    after = [message["id"] for message in client.ok("history", group=group, limit=200)["messages"]]
+    assert 10 <= len(after) <= len(kept) and after == ids[-len(after):]
+    again.stop()
+    third = start_server(env=env, data=server.data)
+    assert [m["id"] for m in ChatClient(third, token=token).ok("history", group=group, limit=200)["messages"]] == after
 
 
 def test_admin_apis_answer_403_unless_a_token_is_configured_and_presented(start_server):

@@ -5,6 +5,8 @@ import os
 import signal
 import subprocess
 
+import pytest
+
 from chat_client import PASSWORD, ChatClient, connect_as, group_with, signup
 from conftest import PATIENCE, binary_path
 
@@ -13,11 +15,12 @@ def snapshot_files(data):
     """Every file of the data folder and its bytes, except a lock file (its content is the
     locking server's business)."""
     files = {}
-    for name in sorted(os.listdir(data)):
-        path = os.path.join(data, name)
-        if os.path.isfile(path) and "lock" not in name.lower():
-            with open(path, "rb") as handle:
-                files[name] = handle.read()
+    for folder, _, names in os.walk(data):
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            if "lock" not in name.lower():
+                with open(path, "rb") as handle:
+                    files[os.path.relpath(path, data)] = handle.read()
     return files
 
 
@@ -65,7 +68,7 @@ def test_a_restart_keeps_users_groups_members_messages_and_receipts(start_server
     connect_as(server, revoked).ok("logout")
     assert server.stop(signal.SIGTERM) == 0
     files = os.listdir(server.data)
-    assert "tree.json" in files or "journal.jsonl" in files, files
+    assert "manifest.json" in files and "journal.jsonl" in files, files
 
     again = start_server(data=server.data)
     # A token survives the restart; a revoked one stays revoked.
@@ -128,17 +131,20 @@ def test_a_torn_journal_tail_is_cut_with_a_warning_and_earlier_data_is_intact(st
     assert later["id"]
 
 
-def test_a_corrupted_snapshot_stops_the_start_and_changes_nothing(start_server):
+@pytest.mark.parametrize("name", ["documents/Users.json", "manifest.json"])
+def test_a_corrupted_checkpoint_file_stops_the_start_and_changes_nothing(start_server, name):
     server = start_server()
     populate(server)
     assert server.stop(signal.SIGTERM) == 0
-    with open(os.path.join(server.data, "tree.json"), "wb") as handle:
+    # A restart applies the journal as a checkpoint, so the documents hold the users now.
+    start_server(data=server.data).stop(signal.SIGTERM)
+    with open(os.path.join(server.data, name), "wb") as handle:
         handle.write(b'{"Users": {"broken": \x00\xff garbage not json')
     before = snapshot_files(server.data)
     code, output = run_expecting_refusal(server.data)
-    assert code is not None, "the server started on a corrupted tree.json"
+    assert code is not None, f"the server started on a corrupted {name}"
     assert code != 0
-    assert "tree.json" in output, f"the error names the file: {output!r}"
+    assert name.split("/")[-1] in output, f"the error names the file: {output!r}"
     assert snapshot_files(server.data) == before
 
 

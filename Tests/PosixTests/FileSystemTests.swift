@@ -37,3 +37,20 @@ private func mode(of path: String) -> mode_t {
 @Test func readFileIsNilForAMissingFile() {
     #expect(FileSystem.readFile("/nonexistent/switchboard") == nil)
 }
+
+@Test func writeOutKeepsTheBytesAndNamesItsCallWhenItFails() throws {
+    let directory = temporaryDirectory()
+    defer { _ = try? FileSystem.removeIfExists(directory + "/segment"); rmdir(directory) }
+    let path = directory + "/segment"
+    let fd = try FileSystem.open(path, flags: O_RDWR | O_CREAT)
+    defer { FileSystem.close(fd) }
+    try FileSystem.write(fd, [1, 2, 3, 4], at: 0, path: path)
+    try FileSystem.writeOut(fd, offset: 0, count: 4, path: path)
+    #expect(try FileSystem.read(fd, at: 0, count: 4, path: path) == [1, 2, 3, 4])
+    // A negative range is refused by the kernel (EINVAL), reported with the call and the path.
+    #expect {
+        try FileSystem.writeOut(fd, offset: -1, count: 4, path: path)
+    } throws: { error in
+        (error as? FileError)?.description.contains("sync_file_range") == true
+    }
+}

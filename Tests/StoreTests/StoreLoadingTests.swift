@@ -15,20 +15,33 @@ private func treeWithUsers(_ names: [String: String]) -> JSONValue {
     return tree
 }
 
-/// Opens the folder with a journal ending in `tail` and checks the tail was cut with a warning.
-private func expectTornTailCut(_ tail: String) throws {
+/// Opens a folder whose journal ends in `tail` and checks the tail was dropped (with a warning
+/// when `warned`) and the whole lines were applied; `legacy` leaves out the manifest, so the
+/// folder is migrated from the first layout.
+private func expectTornTailCut(_ tail: String, legacy: Bool = false, warned: Bool = true) throws {
     let folder = TemporaryFolder()
     defer { folder.remove() }
+    if !legacy {
+        let (store, _) = try openStore(folder)
+        store.close()
+    }
     folder.write("journal.jsonl", lineA + lineB + tail)
     let (logger, messages) = recordingLogger()
     let opened = try Store.open(directory: folder.data, durability: .fsync, compactAfterBytes: 1 << 20, logger: logger)
     opened.store.close()
     #expect(opened.tree == treeWithUsers(["u1": "Ada", "u2": "Bob"]))
-    #expect(folder.read("journal.jsonl") == Array((lineA + lineB).utf8))
+    #expect(folder.read("journal.jsonl") == [], "the whole lines are in the checkpoint now")
     let warnings = messages.values.filter { $0.0 == .warning }.map(\.1)
-    #expect(warnings.count == 1)
-    #expect(warnings.first?.contains(folder.file("journal.jsonl")) == true)
-    #expect(warnings.first?.contains("\(tail.utf8.count) bytes") == true)
+    #expect(warnings.count == (warned ? 1 : 0))
+    if warned {
+        #expect(warnings.first?.contains("journal") == true)
+        // A spare journal's zeros after the torn line are not counted as part of it.
+        let torn = tail.utf8.count - tail.utf8.reversed().prefix { $0 == 0 }.count
+        #expect(warnings.first?.contains("\(torn) bytes") == true)
+    }
+    let (store, tree) = try openStore(folder)
+    store.close()
+    #expect(tree == opened.tree)
 }
 
 @Test func cutsTornLineWithoutNewline() throws {
@@ -43,13 +56,24 @@ private func expectTornTailCut(_ tail: String) throws {
     try expectTornTailCut(#"{"op":"set","path":["Us"# + "\n")
 }
 
-@Test func cutsZeroFilledTail() throws {
-    try expectTornTailCut(String(repeating: "\u{0}", count: 40))
+@Test func aZeroTailIsASpareJournalsUnusedPartAndDroppedSilently() throws {
+    try expectTornTailCut(String(repeating: "\u{0}", count: 40), warned: false)
+}
+
+@Test func aTornLineBeforeZerosIsCutWithoutThem() throws {
+    let torn = #"{"op":"set","path":["Users","u3"],"val"#
+    try expectTornTailCut(torn + String(repeating: "\u{0}", count: 40))
+}
+
+@Test func cutsTornLineOfAFirstLayoutJournalWhileMigrating() throws {
+    try expectTornTailCut(#"{"op":"set","path":["Users","u3"],"val"#, legacy: true)
 }
 
 @Test func logsLoadSummary() throws {
     let folder = TemporaryFolder()
     defer { folder.remove() }
+    let (created, _) = try openStore(folder)
+    created.close()
     folder.write("journal.jsonl", lineA + lineB)
     let (logger, messages) = recordingLogger()
     let opened = try Store.open(directory: folder.data, logger: logger)
@@ -57,7 +81,49 @@ private func expectTornTailCut(_ tail: String) throws {
     #expect(messages.values.contains { $0.0 == .info && $0.1.hasPrefix("store loaded: 2 journal lines in ") && $0.1.hasSuffix(" ms") })
 }
 
-@Test func refusesCorruptLineInTheMiddleAndTouchesNothing() throws {
+@Test func refusesCorruptJournalLineOverCheckpointAndTouchesNothing() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    do {
+        let (store, _) = try openStore(folder)
+        store.append([.set(path: ["Users", "u0"], value: ["name": "Zed"])])
+        store.compact()
+        store.close()
+    }
+    let journal = Array((lineA + "{not json}\n" + lineB).utf8)
+    folder.write("journal.jsonl", journal)
+    let manifest = folder.read("manifest.json")
+    let users = folder.read("documents/Users.json")
+    #expect(throws: StoreError.self) { try openStore(folder) }
+    #expect(folder.read("journal.jsonl") == journal)
+    #expect(folder.read("manifest.json") == manifest)
+    #expect(folder.read("documents/Users.json") == users)
+}
+
+@Test func refusesCorruptManifestAndTouchesNothing() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    do {
+        let (store, _) = try openStore(folder)
+        store.close()
+    }
+    folder.write("manifest.json", "{\"format\":2,")
+    folder.write("journal.jsonl", lineA)
+    do {
+        _ = try openStore(folder)
+        Issue.record("open should fail")
+    } catch let error as StoreError {
+        guard case .corrupt(let file, _, _) = error else {
+            Issue.record("expected corrupt, got \(error)")
+            return
+        }
+        #expect(file == folder.file("manifest.json"))
+    }
+    #expect(folder.read("journal.jsonl") == Array(lineA.utf8))
+    #expect(folder.read("manifest.json") == Array("{\"format\":2,".utf8))
+}
+
+@Test func refusesCorruptLineInTheMiddleOfAFirstLayoutJournalAndTouchesNothing() throws {
     let folder = TemporaryFolder()
     defer { folder.remove() }
     let journal = Array((lineA + "{not json}\n" + lineB + #"{"op":"bad"#).utf8)
@@ -156,27 +222,3 @@ private func expectTornTailCut(_ tail: String) throws {
     #expect(folder.read("tree.json.tmp") == nil)
 }
 
-@Test func replaysOldJournalOverNewSnapshotIdempotently() throws {
-    // The state after a crash between the snapshot rename and the journal truncation:
-    // tree.json already holds the journal's effects, and the journal is still whole.
-    let folder = TemporaryFolder()
-    defer { folder.remove() }
-    let mutations: [Mutation] = [
-        .set(path: ["Groups", "g1"], value: ["name": "room", "userList": ["u1": true]]),
-        messageMutation(group: "g1", id: "m1", text: "one", at: 1),
-        .delete(path: ["Messages", "g1", "m1"]),
-        messageMutation(group: "g1", id: "m2", text: "two", at: 2),
-        .merge(path: ["Groups", "g1", "userList"], value: ["u1": nil, "u2": true]),
-    ]
-    var expected = DocumentTree.empty
-    DocumentTree.apply(mutations, to: &expected)
-    do {
-        let (store, _) = try openStore(folder)
-        store.append(mutations)
-        store.close()
-    }
-    folder.write("tree.json", expected.serialized)
-    let (store, tree) = try openStore(folder)
-    store.close()
-    #expect(tree == expected)
-}

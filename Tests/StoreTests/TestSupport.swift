@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import JSON
 import Logging
@@ -80,10 +81,47 @@ func recordingLogger() -> (Logger, Recorder<(Logger.Level, String)>) {
 }
 
 /// Opens a store in `folder.data` with a quiet logger.
-func openStore(_ folder: TemporaryFolder, durability: Durability = .fsync, compactAfterBytes: Int = 1 << 20) throws -> (Store, JSONValue) {
+func openStore(
+    _ folder: TemporaryFolder, durability: Durability = .fsync, compactAfterBytes: Int = 1 << 20,
+    segmentBytes: Int = 1 << 20, recentMessages: Int = 1000, idempotencyFields: IdempotencyFields? = nil,
+    retention: MessageRetention = MessageRetention()
+) throws -> (Store, JSONValue) {
     let (logger, _) = recordingLogger()
-    let opened = try Store.open(directory: folder.data, durability: durability, compactAfterBytes: compactAfterBytes, logger: logger)
+    let opened = try Store.open(
+        directory: folder.data, durability: durability, compactAfterBytes: compactAfterBytes, segmentBytes: segmentBytes,
+        recentMessages: recentMessages, idempotencyFields: idempotencyFields, retention: retention, logger: logger)
     return (opened.store, opened.tree)
+}
+
+/// The whole tree a store holds: its documents plus every stored message of every group.
+func fullTree(_ store: Store, _ tree: JSONValue) throws -> JSONValue {
+    var root = tree.objectValue ?? [:]
+    var messages: [String: JSONValue] = [:]
+    for gid in (tree["Messages"]?.objectValue ?? [:]).keys {
+        var group: [String: JSONValue] = [:]
+        for (id, value) in try store.storedMessages(of: gid) { group[id] = value }
+        messages[gid] = .object(group)
+    }
+    root["Messages"] = .object(messages)
+    return .object(root)
+}
+
+/// Waits for the next checkpoint the store reports.
+final class CheckpointWaiter: @unchecked Sendable {
+    // @unchecked: the semaphore and recorder are thread-safe.
+    let reports = Recorder<CheckpointReport>()
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    init(_ store: Store) {
+        store.onCheckpoint = { [reports, semaphore] report in
+            reports.add(report)
+            semaphore.signal()
+        }
+    }
+
+    func wait() {
+        semaphore.wait()
+    }
 }
 
 /// A message mutation as the chat service would write it.

@@ -1,0 +1,434 @@
+import Glibc
+import JSON
+import Logging
+import Posix
+
+/// Brings the files of a data folder up to date with journaled mutations, and commits.
+///
+/// `apply` folds mutations into memory: the small documents (the tree without `Messages`) as a
+/// `JSONValue`, and per group the records written since the last commit. `commit` then writes
+/// what changed: new records appended to each group's open segment and its index (a new
+/// segment once the open one has reached `segmentBytes`), the changed documents replaced
+/// whole, and last the manifest, renamed over the old one. Until that rename the old manifest
+/// describes the folder, and bytes past its committed lengths are ignored and cut off at the
+/// next start; after it, the journals it covers are deleted. So a crash at any point leaves
+/// either the old checkpoint plus its journals or the new one.
+///
+/// Confined to one thread at a time: `Store.open` uses it, then the store's compactor thread.
+final class Checkpoint {
+    let layout: StoreLayout
+    let files: MessageFiles
+    let segmentBytes: Int
+    /// The fields whose values index each message record by idempotency key (nil: none).
+    let keyFields: IdempotencyFields?
+    let logger: Logger
+    /// What `commit` deletes for retention; set by the store's owner through `Store.retention`.
+    var retention = MessageRetention()
+    /// What the files hold as of the last commit (plus, during `commit`, the groups written).
+    private(set) var manifest: Manifest
+    /// The tree without `Messages`, always an object.
+    private(set) var documents: JSONValue
+    private var dirtyDocuments: Set<String> = []
+    private var pending: [String: PendingGroup] = [:]
+    /// Segment files of dropped groups, deleted once the manifest no longer names them.
+    private var staleFiles: [String] = []
+    /// Files and folders written since the last commit and not yet flushed.
+    private var unsynced = Unsynced()
+    /// Idempotency keys of the in-order records written since the last commit, per group.
+    private var newKeys: [String: [IdempotencyKey]] = [:]
+
+    /// What `commit` must flush before the manifest may name it.
+    struct Unsynced {
+        var files: [String] = []
+        var folders: Set<String> = []
+    }
+
+    /// Beyond this many files a commit flushes the whole file system with one `syncfs`
+    /// instead of one fsync per file: the migration and a checkpoint touching every group
+    /// write thousands.
+    static let filesToSyncOneByOne = 64
+
+    /// Whether acknowledgements run alongside: then each file is written out in pieces of
+    /// `pacedBytes` as it goes (`FileSystem.writeOut`: to the device, no cache flush) and
+    /// flushed once when complete. On ext4 an fsync of the journal waits for the file system's
+    /// journal commit, which carries whatever other data is being flushed at that moment; a
+    /// checkpoint that flushed 50 MB at once held acknowledgements back for most of a second.
+    /// Pieces of 256 KiB each with its own `fdatasync` fixed that, but cost a device cache
+    /// flush per piece (about 300 per checkpoint), each one the journal's flushes queued
+    /// behind; written out without a flush, the device sees two per group written.
+    /// The migration and the start-up checkpoint, which nobody waits on, flush once at commit.
+    var paced = false
+    static let pacedBytes = 256 << 10
+    /// About 25 MB/s at most: a 64 MiB journal's checkpoint takes a few seconds.
+    static let pauseMicroseconds: UInt32 = 10_000
+
+    /// One group's changes since the last commit.
+    struct PendingGroup {
+        /// Message id to its new value serialized, or nil for a deletion.
+        var records: [String: [UInt8]?] = [:]
+        /// The idempotency keys of the records in `records` that have one.
+        var keys: [String: IdempotencyKey] = [:]
+        /// The group was replaced or deleted: its stored segments no longer count.
+        var dropsStored = false
+        /// False after a deletion of the whole group with nothing written since.
+        var exists = true
+    }
+
+    init(
+        layout: StoreLayout, files: MessageFiles, manifest: Manifest, documents: JSONValue, segmentBytes: Int,
+        keyFields: IdempotencyFields?, logger: Logger
+    ) {
+        self.layout = layout
+        self.files = files
+        self.manifest = manifest
+        self.documents = documents
+        self.segmentBytes = segmentBytes
+        self.keyFields = keyFields
+        self.logger = logger
+    }
+
+    var hasChanges: Bool { !pending.isEmpty || !dirtyDocuments.isEmpty }
+
+    // MARK: Applying
+
+    /// Folds one mutation in, with the tree semantics of `DocumentTree.apply`.
+    func apply(_ mutation: Mutation) throws(StoreError) {
+        let path = mutation.path
+        guard let first = path.first else { return try applyAtRoot(mutation) }
+        guard first == "Messages" else {
+            DocumentTree.apply(mutation, to: &documents)
+            dirtyDocuments.insert(first)
+            return
+        }
+        switch path.count {
+        case 1:
+            switch mutation {
+            case .set(_, let value):
+                dropAllGroups()
+                for (gid, group) in value.objectValue ?? [:] { try apply(.set(path: ["Messages", gid], value: group)) }
+            case .delete:
+                dropAllGroups()
+            case .merge(_, let children):
+                for (gid, group) in children { try apply(.set(path: ["Messages", gid], value: group)) }
+            }
+        case 2:
+            let gid = path[1]
+            switch mutation {
+            case .set(_, let value) where !value.isNull:
+                drop(gid, exists: true)
+                for (mid, message) in value.objectValue ?? [:] { try apply(.set(path: ["Messages", gid, mid], value: message)) }
+            case .set, .delete:
+                drop(gid, exists: false)
+            case .merge(_, let children):
+                pending[gid, default: PendingGroup()].exists = true
+                for (mid, message) in children { try apply(.set(path: ["Messages", gid, mid], value: message)) }
+            }
+        default:
+            let gid = path[1]
+            let mid = path[2]
+            // Taken out of the dictionary so its records are uniquely referenced and change in
+            // place: a copy per mutation would make a checkpoint quadratic in a group's messages.
+            var group = pending.removeValue(forKey: gid) ?? PendingGroup()
+            group.exists = true
+            var wrapper: JSONValue = .object([:])
+            let replacesWhole: Bool
+            switch mutation {
+            case .set, .delete: replacesWhole = path.count == 3
+            case .merge: replacesWhole = false
+            }
+            if !replacesWhole {
+                let base: JSONValue?
+                if let known = group.records[mid] {
+                    base = try known.map { bytes throws(StoreError) in try Self.parse(bytes) }
+                } else if group.dropsStored {
+                    base = nil
+                } else {
+                    base = try files.record(gid, mid)
+                }
+                if let base { wrapper = .object(["v": base]) }
+            }
+            let relative: Mutation
+            switch mutation {
+            case .set(_, let value): relative = .set(path: ["v"] + path[3...], value: value)
+            case .merge(_, let value): relative = .merge(path: ["v"] + path[3...], value: value)
+            case .delete: relative = .delete(path: ["v"] + path[3...])
+            }
+            DocumentTree.apply(relative, to: &wrapper)
+            // `updateValue`, because assigning nil through the subscript would remove the key
+            // instead of recording the deletion.
+            let value = wrapper["v"]
+            group.records.updateValue(value.map(\.serialized), forKey: mid)
+            if let keyFields, let owner = value?[keyFields.owner]?.stringValue, let key = value?[keyFields.key]?.stringValue {
+                group.keys[mid] = IdempotencyKey(owner: owner, key: key)
+            } else {
+                group.keys[mid] = nil
+            }
+            pending[gid] = group
+        }
+    }
+
+    private func applyAtRoot(_ mutation: Mutation) throws(StoreError) {
+        switch mutation {
+        case .set(_, let value):
+            var members = value.objectValue ?? [:]
+            let messages = members.removeValue(forKey: "Messages")
+            replaceDocuments(with: members)
+            try apply(.set(path: ["Messages"], value: messages ?? .object([:])))
+        case .delete:
+            replaceDocuments(with: [:])
+            dropAllGroups()
+        case .merge(_, let children):
+            for (key, value) in children { try apply(.set(path: [key], value: value)) }
+        }
+    }
+
+    private func replaceDocuments(with members: [String: JSONValue]) {
+        dirtyDocuments.formUnion(documents.objectValue?.keys ?? [:].keys)
+        dirtyDocuments.formUnion(members.keys)
+        documents = .object(members)
+    }
+
+    private func drop(_ gid: String, exists: Bool) {
+        pending[gid] = PendingGroup(records: [:], dropsStored: true, exists: exists)
+    }
+
+    private func dropAllGroups() {
+        for gid in Set(manifest.groups.keys).union(pending.keys) { drop(gid, exists: false) }
+    }
+
+    private static func parse(_ bytes: [UInt8]) throws(StoreError) -> JSONValue {
+        do {
+            return try JSONValue.parse(bytes, limits: .trustedFile)
+        } catch {
+            preconditionFailure("a value this checkpoint serialized does not parse: \(error)")
+        }
+    }
+
+    // MARK: Committing
+
+    /// What a commit changed, for the chat service's memory.
+    struct Outcome {
+        /// Per written group, its highest in-order id now on disk (nil: none).
+        var lastIDs: [String: String?]
+        var appendedBytes: Int
+        /// Per group, what retention deleted.
+        var dropped: [String: DroppedMessages] = [:]
+    }
+
+    /// Writes every change and the manifest for journal `generation`; see the type's comment
+    /// for the order. On failure nothing the old manifest describes has changed.
+    func commit(generation: Int) throws(StoreError) -> Outcome {
+        var outcome = Outcome(lastIDs: [:], appendedBytes: 0)
+        for gid in pending.keys.sorted() {
+            outcome.appendedBytes += try flush(gid)
+            outcome.lastIDs[gid] = manifest.groups[gid]?.lastID
+        }
+        pending.removeAll()
+        try syncWrittenFiles()
+        try writeDocuments()
+        let expired = expiredSegments()
+        for (gid, segments) in expired {
+            outcome.dropped[gid] = dropSegments(gid, segments)
+        }
+        manifest.generation = generation
+        try io(FileSystem.writeFile(manifest.serialized, to: layout.temporaryManifest, mode: 0o600))
+        try io(FileSystem.rename(layout.temporaryManifest, to: layout.manifest))
+        try io(FileSystem.syncDirectory(layout.directory))
+        // The index learns the new keys before the caller hears of the commit (and drops the
+        // messages from memory); the deleted segments' keys go while their indexes still exist.
+        for (gid, keys) in newKeys { files.keys.add(keys, group: gid) }
+        newKeys.removeAll()
+        for (gid, segments) in expired {
+            for segment in segments where segment.keyed > 0 {
+                let keys = (try? files.index(gid, segment))?.compactMap(\.key) ?? []
+                files.keys.remove(keys, group: gid)
+            }
+        }
+        files.replace(manifest.groups)
+        files.retire(staleFiles)
+        staleFiles.removeAll()
+        return outcome
+    }
+
+    /// Per group, the oldest sealed segments that `retention` lets go, oldest first.
+    private func expiredSegments() -> [String: [SegmentSummary]] {
+        guard !retention.isUnlimited else { return [:] }
+        var expired: [String: [SegmentSummary]] = [:]
+        for (gid, catalog) in manifest.groups {
+            var newer = catalog.recordCount
+            var count = 0
+            // The last segment is the open one: never deleted, so sequence numbers never repeat.
+            while count < catalog.segments.count - 1 {
+                let segment = catalog.segments[count]
+                newer -= segment.records
+                let beyondNewest = retention.keepNewest > 0 && newer >= retention.keepNewest
+                let tooOld = retention.before.map { segment.records == 0 || segment.last < $0 } ?? false
+                guard beyondNewest || tooOld else { break }
+                count += 1
+            }
+            if count > 0 { expired[gid] = Array(catalog.segments[..<count]) }
+        }
+        return expired
+    }
+
+    /// Takes `segments` (the oldest of group `gid`) out of the manifest and marks their files
+    /// stale; relocated records of messages with ids in their range, or that live in them, go too.
+    private func dropSegments(_ gid: String, _ segments: [SegmentSummary]) -> DroppedMessages {
+        guard var catalog = manifest.groups[gid] else { return DroppedMessages(through: "", records: 0) }
+        let sequences = Set(segments.map(\.sequence))
+        let through = segments.filter { $0.records > 0 }.map(\.last).max() ?? ""
+        catalog.segments.removeFirst(segments.count)
+        catalog.relocated = catalog.relocated.filter { mid, location in mid > through && !sequences.contains(location.sequence) }
+        manifest.groups[gid] = catalog
+        for segment in segments {
+            staleFiles.append(layout.segment(gid, segment.sequence))
+            staleFiles.append(layout.index(gid, segment.sequence))
+        }
+        return DroppedMessages(through: through, records: segments.reduce(0) { $0 + $1.records })
+    }
+
+    /// Appends one group's pending records to its files and records the result in `manifest`
+    /// (in memory only: the manifest on disk changes at `commit`). Returns the bytes appended.
+    @discardableResult
+    func flush(_ gid: String) throws(StoreError) -> Int {
+        guard let group = pending.removeValue(forKey: gid) else { return 0 }
+        let stored = manifest.groups[gid] ?? GroupCatalog()
+        var catalog = stored
+        var nextSequence = stored.nextSequence
+        if group.dropsStored {
+            for segment in stored.segments {
+                staleFiles.append(layout.segment(gid, segment.sequence))
+                staleFiles.append(layout.index(gid, segment.sequence))
+            }
+            catalog = GroupCatalog()
+        }
+        guard group.exists else {
+            manifest.groups[gid] = nil
+            return 0
+        }
+        var writes = SegmentWrites()
+        for (mid, value) in group.records.sorted(by: { $0.key < $1.key }) {
+            if value == nil && group.dropsStored && catalog.relocated[mid] == nil { continue }
+            let inOrder = value != nil && (catalog.lastID.map { mid > $0 } ?? true)
+            if catalog.segments.isEmpty || (inOrder && catalog.segments[catalog.segments.count - 1].bytes >= segmentBytes) {
+                catalog.segments.append(SegmentSummary(sequence: nextSequence, bytes: 0, indexBytes: 0, records: 0, first: "", last: ""))
+                writes.created.insert(nextSequence)
+                nextSequence += 1
+            }
+            let open = catalog.segments.count - 1
+            let sequence = catalog.segments[open].sequence
+            let offset = catalog.segments[open].bytes
+            let length = SegmentFormat.appendRecord(id: mid, value: value ?? nil, moved: !inOrder, to: &writes.segment[sequence, default: []])
+            catalog.segments[open].bytes += length + 1
+            if inOrder {
+                let before = writes.index[sequence]?.count ?? 0
+                let key = group.keys[mid]
+                if let key {
+                    newKeys[gid, default: []].append(key)
+                    catalog.segments[open].keyed += 1
+                }
+                SegmentFormat.appendIndexLine(.init(id: mid, offset: offset, length: length, key: key), to: &writes.index[sequence, default: []])
+                catalog.segments[open].indexBytes += (writes.index[sequence]?.count ?? 0) - before
+                if catalog.segments[open].records == 0 { catalog.segments[open].first = mid }
+                catalog.segments[open].last = mid
+                catalog.segments[open].records += 1
+                catalog.relocated[mid] = nil
+            } else {
+                catalog.relocated[mid] = RecordLocation(sequence: sequence, offset: offset, length: length)
+            }
+        }
+        let appended = try writes.write(gid, layout: layout, stored: stored, pacedBytes: paced ? Self.pacedBytes : nil, into: &unsynced)
+        manifest.groups[gid] = catalog
+        return appended
+    }
+
+    /// Makes the segments and folders written since the last commit durable.
+    private func syncWrittenFiles() throws(StoreError) {
+        defer { unsynced = Unsynced() }
+        if unsynced.files.count + unsynced.folders.count > Self.filesToSyncOneByOne {
+            return try io(FileSystem.syncFileSystem(layout.directory))
+        }
+        for path in unsynced.files {
+            let fd = try io(FileSystem.open(path, flags: O_WRONLY))
+            defer { FileSystem.close(fd) }
+            try io(FileSystem.fdatasync(fd, path: path))
+        }
+        // Deepest first, so a new group folder's entries are durable before its own entry.
+        for folder in unsynced.folders.sorted(by: { $0.count > $1.count }) {
+            try io(FileSystem.syncDirectory(folder))
+        }
+    }
+
+    private func writeDocuments() throws(StoreError) {
+        guard !dirtyDocuments.isEmpty else { return }
+        try io(FileSystem.makeDirectories(layout.documents))
+        let members = documents.objectValue ?? [:]
+        for key in dirtyDocuments.sorted() {
+            let path = layout.document(key)
+            if let value = members[key] {
+                try io(FileSystem.writeFile(value.serialized + [0x0A], to: path + ".tmp", mode: 0o600))
+                try io(FileSystem.rename(path + ".tmp", to: path))
+            } else {
+                _ = try io(FileSystem.removeIfExists(path))
+            }
+        }
+        try io(FileSystem.syncDirectory(layout.documents))
+        manifest.documents = members.keys.sorted()
+        dirtyDocuments.removeAll()
+    }
+}
+
+/// The bytes one group's flush appends, per segment number, and how they reach the disk.
+private struct SegmentWrites {
+    var segment: [Int: [UInt8]] = [:]
+    var index: [Int: [UInt8]] = [:]
+    /// Segments this flush starts (their files may be left over from a crash: truncated).
+    var created: Set<Int> = []
+
+    /// Appends at each file's committed length (cutting off what a crashed checkpoint left
+    /// there). Paced, flushes each file in pieces as it goes and each folder that got new files
+    /// at once; otherwise notes them for `commit` to flush.
+    func write(
+        _ gid: String, layout: StoreLayout, stored: GroupCatalog, pacedBytes: Int?, into unsynced: inout Checkpoint.Unsynced
+    ) throws(StoreError) -> Int {
+        guard !segment.isEmpty else { return 0 }
+        let folder = layout.group(gid)
+        let folderIsNew = !FileSystem.exists(folder)
+        if folderIsNew { try io(FileSystem.makeDirectories(folder)) }
+        var appended = 0
+        for (sequence, bytes) in segment.sorted(by: { $0.key < $1.key }) {
+            let summary = created.contains(sequence) ? nil : stored.segments.first { $0.sequence == sequence }
+            try append(bytes, to: layout.segment(gid, sequence), at: summary?.bytes ?? 0, pacedBytes: pacedBytes)
+            try append(index[sequence] ?? [], to: layout.index(gid, sequence), at: summary?.indexBytes ?? 0, pacedBytes: pacedBytes)
+            if pacedBytes == nil { unsynced.files += [layout.segment(gid, sequence), layout.index(gid, sequence)] }
+            appended += bytes.count
+        }
+        var folders: [String] = []
+        if !created.isEmpty || folderIsNew { folders.append(folder) }
+        if folderIsNew { folders.append(layout.messages) }
+        if pacedBytes == nil {
+            unsynced.folders.formUnion(folders)
+        } else {
+            for folder in folders { try io(FileSystem.syncDirectory(folder)) }
+        }
+        return appended
+    }
+
+    private func append(_ bytes: [UInt8], to path: String, at offset: Int, pacedBytes: Int?) throws(StoreError) {
+        let fd = try io(FileSystem.open(path, flags: O_WRONLY | O_CREAT, mode: 0o600))
+        defer { FileSystem.close(fd) }
+        try io(FileSystem.truncate(fd, to: offset, path: path))
+        guard let pacedBytes else { return try io(FileSystem.write(fd, bytes, at: offset, path: path)) }
+        var written = 0
+        repeat {
+            let piece = Array(bytes[written..<min(bytes.count, written + pacedBytes)])
+            try io(FileSystem.write(fd, piece, at: offset + written, path: path))
+            try io(FileSystem.writeOut(fd, offset: offset + written, count: piece.count, path: path))
+            written += piece.count
+            // A pause between pieces leaves the disk to the journal's fsyncs in between.
+            usleep(Checkpoint.pauseMicroseconds)
+        } while written < bytes.count
+        // The data is on the device already: this flush carries the new size and the cache.
+        try io(FileSystem.fdatasync(fd, path: path))
+    }
+}
