@@ -87,10 +87,14 @@ extension ChatService {
             let messageJSON = Self.json(message, group: gid)
             reply(session, request) { $0.raw("message", messageJSON) }
             // The event is the same moment as the ack: nobody sees a message that is not durable.
-            var event = JSONWriter(op: "message")
-            event.string("group", gid)
-            event.raw("message", messageJSON)
-            broadcast(event.finished(), group: gid, except: session.client, arrival: request.arrival)
+            // It is written only when someone else is subscribed (a sender alone in its group
+            // gets the ack and nothing more).
+            if hasSubscribers(gid, besides: session.client) {
+                var event = JSONWriter(op: "message")
+                event.string("group", gid)
+                event.raw("message", messageJSON)
+                broadcast(event.finished(), group: gid, except: session.client, arrival: request.arrival)
+            }
             noteOfflineMembers(gid, sender: uid, messageJSON)
         }
     }

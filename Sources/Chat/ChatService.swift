@@ -238,6 +238,12 @@ public final class ChatService<Transport: ChatTransport> {
         transport.broadcast(json, to: members, except: except, arrival: arrival)
     }
 
+    /// Whether a connection other than `client` is subscribed to `group`: an event nobody
+    /// would get is not worth writing.
+    func hasSubscribers(_ group: String, besides client: Client) -> Bool {
+        subscribers.members(of: group).contains { $0 !== client }
+    }
+
     /// The group `gid` when `uid` is a member; `not_found` or `forbidden` otherwise.
     func memberGroup(_ gid: String, _ uid: String) throws(ChatError) -> ChatGroup {
         guard let group = state.groups[gid] else { throw ChatError.noSuchGroup }

@@ -10,7 +10,9 @@ struct JSONWriter {
     private var needsComma = false
 
     init() {
-        bytes.reserveCapacity(128)
+        // An acknowledged `send` (the message echoed in full) or a message event fits without
+        // growing: 256 bytes, where 128 cost a reallocation and a copy for each of them.
+        bytes.reserveCapacity(256)
         bytes.append(UInt8(ascii: "{"))
     }
 

@@ -117,8 +117,17 @@ public enum Socket {
 
     /// Reads into `buffer`. Returns the byte count (0 at end of stream), or nil when nothing is
     /// available yet.
+    ///
+    /// `recv` rather than `read`, and `send` rather than a `writev` of one buffer below: the
+    /// socket calls skip the file layer (`vfs_read`, `fdget_pos`, the iovec import), which
+    /// `perf` put at 2 to 3% of the server's time when every message is written on its own.
     public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(PosixError) -> Int? {
-        try syscall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+        try syscall("recv") { Glibc.recv(fd, buffer.baseAddress, buffer.count, 0) }
+    }
+
+    /// Writes `buffer`; returns how many bytes went out, or nil when the socket is full.
+    public static func send(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(PosixError) -> Int? {
+        try syscall("send") { Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Writes the buffers in order with one call; returns how many bytes went out, or nil when

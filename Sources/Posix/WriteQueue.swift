@@ -33,7 +33,8 @@ public struct WriteQueue {
         queuedBytes = 0
     }
 
-    /// Writes as much as the socket takes, `vectors.count` chunks per `writev`.
+    /// Writes as much as the socket takes, `vectors.count` chunks per `writev` (one chunk alone
+    /// with `send`).
     ///
     /// Returns true when the queue is empty afterwards, false when the socket is full (the
     /// loop's next writable edge continues).
@@ -50,9 +51,10 @@ public struct WriteQueue {
                 count += 1
                 index += 1
             }
-            guard let written = try Socket.writev(fd, vectors.baseAddress!, count: Int32(count)) else {
-                return false
-            }
+            let sent = count == 1
+                ? try Socket.send(fd, UnsafeRawBufferPointer(start: vectors[0].iov_base, count: vectors[0].iov_len))
+                : try Socket.writev(fd, vectors.baseAddress!, count: Int32(count))
+            guard let written = sent else { return false }
             consume(written)
         }
         chunks.removeAll(keepingCapacity: chunks.capacity <= 16)

@@ -50,10 +50,14 @@ final class ChatDelivery: ChatTransport {
 
     func send(_ json: [UInt8], to client: ConnectionHandle) {
         server.metrics.messagesSent[.chat] += 1
-        server.onHome(client) { connection in
-            var message = OutgoingMessage(.text, payload: json)
-            connection.send(&message)
-        }
+        // A connection of this loop is written to at once, without the closures a hand-off needs.
+        guard client.home != server.index else { return ChatDelivery.send(json, to: client.connection) }
+        server.onHome(client) { connection in ChatDelivery.send(json, to: connection) }
+    }
+
+    private static func send(_ json: [UInt8], to connection: Connection) {
+        var message = OutgoingMessage(.text, payload: json)
+        connection.send(&message)
     }
 
     /// Frames `json` once (and compresses it once per window size and loop) for every recipient.

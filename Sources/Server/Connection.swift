@@ -108,8 +108,8 @@ final class Connection: EventHandler, Flushable {
                 return
             }
             let count: Int
+            let window = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, budget)])
             do {
-                let window = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, budget)])
                 guard let read = try Socket.read(fd, into: window) else { return }
                 count = read
             } catch {
@@ -125,6 +125,11 @@ final class Connection: EventHandler, Flushable {
             lifecycle.heard(at: owner.now)
             metrics.bytesIn += count
             receive(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            // A read that did not fill its window emptied the socket, and edge triggering
+            // reports whatever arrives after it (more bytes, the peer's end of stream) as a new
+            // event: the read that would only say "nothing more" is saved, one per request
+            // when requests come one at a time. After a hangup, reading goes on to the end.
+            if count < window.count && !hangup { return }
         }
     }
 

@@ -17,7 +17,12 @@ final class Monitor: @unchecked Sendable {
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
+        // Timed waits count on the monotonic clock, like SystemClock.monotonicNanoseconds.
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -39,6 +44,13 @@ final class Monitor: @unchecked Sendable {
     /// since wakeups may be spurious.
     func wait() {
         pthread_cond_wait(condition, mutex)
+    }
+
+    /// Waits for `signal` or until the monotonic clock reads `deadline` (nanoseconds); the
+    /// caller holds the lock and re-checks its condition and the clock afterwards.
+    func wait(untilNanoseconds deadline: UInt64) {
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        pthread_cond_timedwait(condition, mutex, &time)
     }
 
     func signal() {

@@ -45,6 +45,7 @@ extension Store {
     /// after `close`, finish what is queued and return.
     private func runWriter() {
         var spare: [UInt8] = []
+        var last = LastFlush()
         monitor.lock()
         while true {
             if queuedWork.isEmpty && pending.appends == 0 && !isClosing {
@@ -61,6 +62,7 @@ extension Store {
                 sched_yield()
                 monitor.lock()
             }
+            gatherAfter(last)
             if queuedWork.isEmpty && pending.appends == 0 {
                 break
             }
@@ -77,7 +79,10 @@ extension Store {
             for item in work {
                 switch item {
                 case .lines(let lines):
+                    let start = SystemClock.monotonicNanoseconds()
                     flush(lines)
+                    let end = SystemClock.monotonicNanoseconds()
+                    last = LastFlush(appends: lines.appends, end: end, nanoseconds: end - start)
                     if spare.capacity < lines.bytes.capacity {
                         spare = lines.bytes
                         spare.removeAll(keepingCapacity: true)
@@ -89,6 +94,19 @@ extension Store {
             monitor.lock()
         }
         monitor.unlock()
+    }
+
+    /// Waits, with the lock held, while `LastFlush.gatherDeadline` says the next batch should
+    /// wait for more appends; an append that brings the batch to the size awaited, a checkpoint
+    /// request or `close` ends the wait early.
+    private func gatherAfter(_ last: LastFlush) {
+        guard queuedWork.isEmpty, !isClosing, let deadline = last.gatherDeadline(queuedAppends: pending.appends) else { return }
+        while pending.appends < last.appends, queuedWork.isEmpty, !isClosing,
+              SystemClock.monotonicNanoseconds() < deadline {
+            appendsAwaited = last.appends
+            monitor.wait(untilNanoseconds: deadline)
+        }
+        appendsAwaited = 0
     }
 
     /// Writes one batch with one `write`, flushes it, and reports it.

@@ -63,6 +63,9 @@ public final class Store: @unchecked Sendable {
     /// True while the store thread sleeps in `monitor.wait()`: only then does an append need
     /// to signal, so a burst of appends during a write or flush costs no futex calls.
     var writerIsWaiting = false
+    /// While the writer gathers the next batch (`gatherAfter`): the number of queued appends
+    /// that wakes it; 0 otherwise.
+    var appendsAwaited = 0
     var stats = StoreStatistics()
     var durableHandler: @Sendable (UInt64) -> Void = { _ in }
     var failureHandler: @Sendable (UInt64, StoreError) -> Void = { _, _ in }
@@ -203,6 +206,9 @@ public final class Store: @unchecked Sendable {
         pending.lastTicket = ticket
         if writerIsWaiting {
             writerIsWaiting = false
+            monitor.signal()
+        } else if appendsAwaited > 0 && pending.appends >= appendsAwaited {
+            appendsAwaited = 0
             monitor.signal()
         }
         monitor.unlock()

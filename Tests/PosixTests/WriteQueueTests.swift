@@ -70,3 +70,25 @@ private func drain(_ fd: Int32) -> [UInt8] {
     queue.append(ByteChunk([1, 2, 3] as [UInt8]))
     #expect(throws: PosixError.self) { _ = try queue.flush(to: writer, vectors: vectors) }
 }
+
+@Test func aSingleChunkGoesOutWithSendAndResumesMidChunk() throws {
+    let (writer, reader) = socketPair()
+    defer { close(writer); close(reader) }
+    var size: Int32 = 4096
+    setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    let vectors = UnsafeMutableBufferPointer<iovec>.allocate(capacity: 8)
+    defer { vectors.deallocate() }
+    var queue = WriteQueue()
+    let chunk = ByteChunk((0..<100_000).map { UInt8(truncatingIfNeeded: $0 * 13) })
+    queue.append(chunk)
+    var received: [UInt8] = []
+    var drained = try queue.flush(to: writer, vectors: vectors)
+    #expect(!drained)
+    while !drained {
+        received += drain(reader)
+        drained = try queue.flush(to: writer, vectors: vectors)
+    }
+    received += drain(reader)
+    #expect(received == chunk.array)
+    #expect(queue.isEmpty && queue.queuedBytes == 0)
+}

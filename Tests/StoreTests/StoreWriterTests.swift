@@ -153,3 +153,38 @@ import JSON
     defer { store.close() }
     #expect(try fullTree(store, tree) == expected)
 }
+
+@Test func aBatchWaitsForTheSendersOfTheLastOnlyAFractionOfItsFlush() {
+    let last = LastFlush(appends: 64, end: 10_000_000, nanoseconds: 4_000_000)
+    #expect(last.gatherDeadline(queuedAppends: 0) == 12_000_000, "half of a 4 ms flush after it ended")
+    #expect(last.gatherDeadline(queuedAppends: 63) == 12_000_000)
+    #expect(last.gatherDeadline(queuedAppends: 64) == nil, "as many as the last batch: no wait")
+    #expect(last.gatherDeadline(queuedAppends: 100) == nil)
+    let slow = LastFlush(appends: 8, end: 10_000_000, nanoseconds: 50_000_000)
+    #expect(slow.gatherDeadline(queuedAppends: 1) == 10_000_000 + LastFlush.longestGatherNanoseconds, "capped")
+    let fast = LastFlush(appends: 8, end: 10_000_000, nanoseconds: 60_000)
+    #expect(fast.gatherDeadline(queuedAppends: 1) == 10_030_000, "a fast disk waits microseconds")
+    #expect(LastFlush(appends: 1, end: 10_000_000, nanoseconds: 4_000_000).gatherDeadline(queuedAppends: 0) == nil,
+            "a lone sender's next message never waits")
+    #expect(LastFlush().gatherDeadline(queuedAppends: 0) == nil)
+}
+
+@Test func sendersThatWaitForTheirAcknowledgementAreAllAcknowledged() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let (store, _) = try openStore(folder)
+    // Eight closed-loop senders, one message in flight each, for 20 rounds: each sends again
+    // once its last message is durable, which is what the writer's gathering waits for.
+    DispatchQueue.concurrentPerform(iterations: 8) { sender in
+        for round in 0..<20 {
+            let ticket = store.append([messageMutation(group: "g\(sender)", id: "m\(round)", text: "hi", at: Int64(round))])
+            while store.durableTicket < ticket { usleep(100) }
+        }
+    }
+    store.close()
+    #expect(store.durableTicket == 160)
+    #expect(store.statistics.mutations == 160)
+    let (reopened, tree) = try openStore(folder)
+    reopened.close()
+    #expect((0..<8).allSatisfy { tree["Messages"]?["g\($0)"]?.objectValue?.count == 20 })
+}

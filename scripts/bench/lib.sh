@@ -161,27 +161,58 @@ bench_check_port() {
 # the second before, see wait_quiet) and, when the server's PID is known,
 # "server_cpu_pct_run" (its CPU use, all threads, % of one core, over the whole run, set-up
 # included) added. Under 100 while the clients starve means the server waited (fsync, wakeups) or
-# was not scheduled (a busy machine). A run that printed nothing gives {"ok":false,"missing":true}.
+# was not scheduled (a busy machine). With CPU_WINDOW=START:SECONDS, also "server_cpu_pct_window",
+# its CPU use over SECONDS from START seconds after the generator started, or after the server
+# holds CPU_WINDOW_FDS descriptors (inside the measured window, so set-up and draining are left out), and from it "server_us_per_ack" or
+# "server_us_per_delivery" (CPU µs per acknowledged send or per delivery at the measured rate).
+# A run that printed nothing gives {"ok":false,"missing":true}.
 bench_load() {
-    local log="$1" load busy t0 c0=0 t1 c1=0 line
+    local log="$1" load busy t0 c0=0 t1 c1=0 line window="" sampler=""
     shift
     busy="$(wait_quiet)"
     load="$(load_average)"
     t0=$(date +%s%N)
     [ -n "$SERVER_PID" ] && c0=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat")
+    if [ -n "$SERVER_PID" ] && [ -n "${CPU_WINDOW:-}" ]; then
+        window="$(mktemp)"
+        (
+            # Relay runs connect thousands of sockets first: START counts from when the server
+            # holds CPU_WINDOW_FDS descriptors (polled for up to a minute).
+            for _ in $(seq 1200); do
+                [ "$(ls "/proc/$SERVER_PID/fd" 2> /dev/null | wc -l)" -ge "${CPU_WINDOW_FDS:-0}" ] && break
+                sleep 0.05
+            done
+            sleep "${CPU_WINDOW%%:*}"
+            a=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"); s=$(date +%s%N)
+            sleep "${CPU_WINDOW##*:}"
+            b=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"); e=$(date +%s%N)
+            echo "$((b - a)) $((e - s))" > "$window"
+        ) &
+        sampler=$!
+    fi
     line="$(timeout "$(( ${DURATION%.*} + ${WARMUP%.*} + 240 ))" taskset -c "$LOAD_CPU" "$WSLOAD" "$@" 2> "$log" || true)"
     t1=$(date +%s%N)
     [ -n "$SERVER_PID" ] && c1=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat" 2> /dev/null || echo "$c0")
-    python3 - "$line" "$load" "$busy" "${SERVER_PID:+$((c1 - c0))}" "$((t1 - t0))" <<'PY'
+    [ -z "$sampler" ] || wait "$sampler" 2> /dev/null || true
+    python3 - "$line" "$load" "$busy" "${SERVER_PID:+$((c1 - c0))}" "$((t1 - t0))" "${window:+$(cat "$window" 2> /dev/null)}" <<'PY'
 import json, os, sys
-line, load, busy, ticks, ns = sys.argv[1:6]
+line, load, busy, ticks, ns, window = sys.argv[1:7]
 r = json.loads(line) if line.startswith("{") else {"ok": False, "missing": True}
 r["load_avg"] = float(load)
 r["busy_before_pct"] = float(busy)
 if ticks:
     r["server_cpu_pct_run"] = round(100 * int(ticks) / os.sysconf("SC_CLK_TCK") / (int(ns) / 1e9), 1)
+if window.strip():
+    wticks, wns = (int(x) for x in window.split())
+    pct = 100 * wticks / os.sysconf("SC_CLK_TCK") / (wns / 1e9)
+    r["server_cpu_pct_window"] = round(pct, 1)
+    for rate, name in (("acked_per_s", "server_us_per_ack"), ("delivered_per_s", "server_us_per_delivery")):
+        if r.get(rate):
+            r[name] = round(pct / 100 * 1e6 / r[rate], 2)
+            break
 print(json.dumps(r, separators=(",", ":")))
 PY
+    [ -z "$window" ] || rm -f "$window"
 }
 
 # median FILE FIELD...: the median of each dotted JSON field over the lines of FILE.
