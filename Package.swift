@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "BytesTests", dependencies: ["Bytes"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
-        .testTarget(name: "PosixTests", dependencies: ["Bytes", "CLinux", "Posix"]),
+        .testTarget(name: "PosixTests", dependencies: ["Bytes", "Posix"]),
         .testTarget(name: "TLSTests", dependencies: ["Bytes", "COpenSSL", "Posix", "TLS"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
