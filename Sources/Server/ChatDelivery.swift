@@ -34,13 +34,18 @@ final class ChatDelivery: ChatTransport {
         ChatDelivery.startDispatch()
     }
 
-    /// Runs one empty job on the queue hashes use and waits for it. libdispatch opens its
-    /// epoll, eventfd and timer descriptors at its first job and traps when it cannot, so the
-    /// first password hash at the descriptor limit (the soak under attack reached it) would
-    /// take the process down; at start there are descriptors to spare.
+    /// Runs one empty job on the queue hashes use, then one timer, and waits for each.
+    /// libdispatch opens its epoll and eventfd descriptors at its first job, and its manager
+    /// thread the timer descriptor when a timer is first armed (the worker pool's monitor arms
+    /// one after the first job, at a moment of its own), and traps when it cannot, so the first
+    /// password hash at the descriptor limit (the soak under attack reached it) would take the
+    /// process down; at start there are descriptors to spare. The timer of our own makes the
+    /// manager's descriptor exist before the server listens.
     private static func startDispatch() {
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async { done.signal() }
+        done.wait()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { done.signal() }
         done.wait()
     }
 
