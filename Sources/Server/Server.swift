@@ -1,4 +1,5 @@
 import Bytes
+import Crypto
 import Deflate
 import HTTP
 import Logging
@@ -87,10 +88,23 @@ public final class Server: ConnectionOwner {
     /// reserve above.
     static let maxRefusing = 16
 
-    /// The chat loop; it makes the other loops at `start`.
+    /// The chat loop; it makes the other loops at `start`. A configuration without `nodeId`
+    /// gets a generated one here, which every loop shares.
     public convenience init(configuration: ServerConfiguration, logger: Logger) throws {
+        var configuration = configuration
+        if configuration.nodeId == nil { configuration.nodeId = Server.generatedNodeId() }
         try self.init(configuration: configuration, logger: logger, index: 0, staticFiles: nil)
     }
+
+    /// `node-` and 16 random hex digits: unique among a cluster's nodes, and a new one at every
+    /// start, so a restarted node is never taken for the one that died (docs/cluster.md).
+    static func generatedNodeId() -> String {
+        let digits = Array("0123456789abcdef")
+        return "node-" + String(Crypto.randomBytes(8).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+    }
+
+    /// This node's name in the cluster (`nodeId`, or the generated one).
+    public var nodeId: String { configuration.nodeId ?? "" }
 
     private init(configuration: ServerConfiguration, logger: Logger, index: Int, staticFiles: StaticFiles?) throws {
         self.configuration = configuration
