@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "Relay"),
         .target(name: "Store", dependencies: ["JSON", "Posix", .product(name: "Logging", package: "swift-log")]),
         // RESP2 client of a cluster's Redis, driven by the node's own event loop (docs/cluster.md).
-        .target(name: "Redis", dependencies: ["Bytes", "Posix"]),
+        .target(name: "Redis", dependencies: ["Bytes", "Posix", .product(name: "Logging", package: "swift-log")]),
 
         // Protocol layers.
         .target(name: "WebSocket", dependencies: ["Bytes"]),
@@ -71,7 +71,9 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["Bytes", "COpenSSL", "Posix", "TLS"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
-        .testTarget(name: "RedisTests", dependencies: ["Bytes", "Posix", "Redis"]),
+        .testTarget(
+            name: "RedisTests", dependencies: ["Bytes", "Posix", "Redis", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "StoreTests", dependencies: ["JSON", "Store", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "WebSocketTests", dependencies: ["Bytes", "WebSocket"]),
         .testTarget(name: "DeflateTests", dependencies: ["CZlib", "Deflate", "WebSocket"]),
