@@ -28,6 +28,8 @@ public final class RedisSubscriber {
     public var message: (_ channel: String, _ payload: [UInt8]) -> Void = { _, _ in }
     /// Subscribed again after a reconnect: messages published meanwhile were missed.
     public var ready: () -> Void = {}
+    /// The connection was lost (a reconnect is scheduled).
+    public var down: () -> Void = {}
 
     public init(url: RedisURL, loop: EventLoop, logger: Logger, pingIntervalMilliseconds: Int = 1000, replyTimeoutMilliseconds: Int = 5000) {
         self.loop = loop
@@ -36,7 +38,10 @@ public final class RedisSubscriber {
         connection = RedisConnection(url: url, loop: loop, logger: logger, name: "subscriber")
         connection.ready = { [unowned self] in resubscribe() }
         connection.received = { [unowned self] value in push(value) }
-        connection.down = { [unowned self] _ in lost() }
+        connection.down = { [unowned self] _ in
+            lost()
+            down()
+        }
     }
 
     public var isReady: Bool { connection.isReady }

@@ -6,6 +6,7 @@ import Logging
 import Posix
 import Relay
 import Store
+import Synchronization
 import TLS
 import WebSocket
 
@@ -38,6 +39,11 @@ public final class Server: ConnectionOwner {
     /// on (see Server+Chat.swift); nil on the other loops.
     var chat: ChatDelivery?
     var store: Store?
+    /// `/rooms` across the cluster's nodes, on the chat loop in cluster mode (`redis` set).
+    var cluster: ClusterRooms?
+    /// On the chat loop, read by every loop's `/readyz`: whether the cluster's Redis is
+    /// reachable and this node's share written to it (always false outside cluster mode).
+    let clusterReady = Atomic<Bool>(false)
     /// The files of uploaded media, in the data folder's `media/` (see Server+Media.swift).
     var mediaFiles: MediaFiles?
     /// On the chat loop: uploads from other loops whose heads it admitted, by connection, until
@@ -203,6 +209,12 @@ public final class Server: ConnectionOwner {
         }
         try loop.onReloadSignal { [unowned self] in reloadCertificate() }
         scheduleHeartbeat()
+        if let redis = configuration.redis {
+            cluster = ClusterRooms(
+                server: self, url: redis, node: nodeId,
+                timeoutMilliseconds: Int(configuration.nodeTimeout * 1000), logger: logger)
+            cluster?.start()
+        }
         for peer in peers {
             peer.scheduleTick()
             peer.isReady = true
@@ -225,6 +237,7 @@ public final class Server: ConnectionOwner {
     public func run() throws {
         defer {
             for thread in threads { thread.join() }
+            cluster?.close()
             closeChat()
             // The loops refer to one another; nothing runs any more, so let them go.
             for peer in peers { peer.peers = [] }
@@ -434,7 +447,8 @@ public final class Server: ConnectionOwner {
         case .health:
             return .json(.ok, body: #"{"status":"ok"}"#)
         case .ready:
-            return isReady && shutdownDeadline == nil
+            let clusterReady = configuration.redis == nil || peers.first?.clusterReady.load(ordering: .acquiring) == true
+            return isReady && shutdownDeadline == nil && clusterReady
                 ? .json(.ok, body: #"{"status":"ready"}"#)
                 : .json(.serviceUnavailable, body: #"{"status":"unavailable"}"#)
         case .presence:

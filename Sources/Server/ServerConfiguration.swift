@@ -46,6 +46,9 @@ public struct ServerConfiguration: Sendable {
     public var redis: RedisURL?
     /// This node's name in the cluster (`nodeId`); generated at start when unset.
     public var nodeId: String?
+    /// Seconds after its last heartbeat that a node's members leave the cluster's rooms
+    /// (`nodeTimeout`); it renews the heartbeat three times in that time.
+    public var nodeTimeout = 10.0
     /// permessage-deflate (RFC 7692); `deflate.isEnabled` is the `compression` setting.
     public var deflate = DeflateConfiguration()
     public var maxMessageSize = 1 << 20

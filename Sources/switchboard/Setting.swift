@@ -184,6 +184,7 @@ extension Setting {
         .text("public", \.publicDirectory),
         .redis("redis", \.redis),
         .nodeName("nodeId", \.nodeId),
+        .seconds("nodeTimeout", \.nodeTimeout),
     ]
 
     static func named(_ key: String) -> Setting? {
