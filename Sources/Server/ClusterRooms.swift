@@ -176,7 +176,7 @@ final class ClusterRooms {
     /// Redis holds for this node (a share from before a reconnect, or from an earlier process
     /// with the same `nodeId`).
     private func sync() {
-        var arguments = ["EVAL", ClusterScripts.sync, "0", node, String(timeoutMilliseconds)]
+        var arguments = ["EVAL", ClusterScripts.sync, "0", node, String(keyMilliseconds)]
         for (room, name, connections) in server.rooms.directory?.presence.counts ?? [] {
             arguments += [room, name, String(connections)]
         }
@@ -191,13 +191,26 @@ final class ClusterRooms {
         }
     }
 
+    /// How long this node's heartbeat key lives: two thirds of `nodeTimeout`. Renewed every
+    /// third, so one late renewal is tolerated, and another node's renewal (every third as
+    /// well) notices the expiry at most `nodeTimeout` after this node's last renewal.
+    private var keyMilliseconds: Int { max(100, timeoutMilliseconds * 2 / 3) }
+
     /// Renews this node's heartbeat key three times per `nodeTimeout`, and takes the members of
-    /// nodes whose key expired out of every room.
+    /// nodes whose key expired out of every room. A node that finds its own key expired (its
+    /// loop or Redis stalled for longer than the key lives) may have been taken out by another:
+    /// it writes its share again.
     private func scheduleHeartbeat() {
         heartbeat = server.loop.schedule(afterMilliseconds: max(100, timeoutMilliseconds / 3)) { [unowned self] in
-            client.send(["EVAL", ClusterScripts.beat, "0", node, String(timeoutMilliseconds)]) { [unowned self] result in
-                if case .success(.array(let reaped?)) = result, !reaped.isEmpty {
-                    logger.notice("nodes gone from the cluster", metadata: ["nodes": "\(reaped.compactMap(\.text))"])
+            client.send(["EVAL", ClusterScripts.beat, "0", node, String(keyMilliseconds)]) { [unowned self] result in
+                guard case .success(.array(let answer?)) = result, let alive = answer.first else { return }
+                let reaped = answer.dropFirst().compactMap(\.text)
+                if !reaped.isEmpty {
+                    logger.notice("nodes gone from the cluster", metadata: ["nodes": "\(reaped)"])
+                }
+                if alive == .integer(0) {
+                    logger.warning("this node's heartbeat had expired: writing its rooms to Redis again")
+                    sync()
                 }
             }
             scheduleHeartbeat()

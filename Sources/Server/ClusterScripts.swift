@@ -99,13 +99,16 @@ enum ClusterScripts {
 
     /// ARGV node, ttl (ms): renews the node's heartbeat, then takes out of every room the
     /// members of each node whose heartbeat expired, with `left` notices under that node's
-    /// name (so every node, this one too, passes them on). Returns the nodes taken out.
+    /// name (so every node, this one too, passes them on). Returns 1 when the node's own key
+    /// was still there (0: it expired, and another node may have taken its members out), then
+    /// the nodes taken out.
     static let beat = replace + """
 
         local self, ttl = ARGV[1], ARGV[2]
+        local alive = redis.call('EXISTS', 'switchboard:node:' .. self)
         redis.call('SET', 'switchboard:node:' .. self, '1', 'PX', ttl)
         redis.call('SADD', 'switchboard:nodes', self)
-        local reaped = {}
+        local reaped = {alive}
         for _, node in ipairs(redis.call('SMEMBERS', 'switchboard:nodes')) do
           if node ~= self and redis.call('EXISTS', 'switchboard:node:' .. node) == 0 then
             replace(node, node .. '\\nn', {})
