@@ -1,6 +1,7 @@
 """Cluster mode (docs/cluster.md): /rooms across three nodes on one redis-server."""
 
 import contextlib
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -138,3 +139,45 @@ def publish_and_receive(node, admin, members):
         assert response.status == 200
     for member in members:
         assert member.recv(timeout=PATIENCE) == "extra"
+
+
+def redis_cli(redis, *args):
+    result = subprocess.run(["redis-cli", "-p", str(redis.port), *args], capture_output=True, text=True,
+                            timeout=PATIENCE)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def wait_for_redis(redis, condition):
+    """Asks Redis until `condition(redis)` holds: the nodes have written their state back."""
+    deadline = time.monotonic() + PATIENCE
+    while not condition(redis):
+        assert time.monotonic() < deadline, "the nodes never wrote their rooms back to Redis"
+        time.sleep(0.05)
+
+
+def next_message(member):
+    while True:
+        text = member.recv(timeout=PATIENCE)
+        if not text.startswith("* "):
+            return text
+
+
+def test_after_redis_restarts_empty_the_nodes_write_their_rooms_back(start_server, start_redis):
+    redis = start_redis()
+    nodes = start_cluster(start_server, redis, 2)
+    with contextlib.ExitStack() as sockets:
+        members = []
+        join(sockets, members, nodes[0], "phoenix", "a")
+        join(sockets, members, nodes[1], "phoenix", "b")
+        port = redis.port
+        redis.stop()
+        redis = start_redis(port=port)
+        # Both nodes reconnect, subscribe again and write their shares back.
+        wait_for_redis(redis, lambda r: redis_cli(r, "HLEN", "switchboard:room:phoenix:online") == ["2"]
+                       and redis_cli(r, "PUBSUB", "NUMSUB", "switchboard:room:phoenix")[1] == "2")
+        members[0].send("after")
+        assert next_message(members[1]) == "after"
+        newcomer = sockets.enter_context(connect(f"{nodes[1].ws}/rooms/phoenix?name=c"))
+        for member in members + [newcomer]:
+            next_notice(member, "* c joined (3 online)")
