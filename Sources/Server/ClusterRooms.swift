@@ -42,6 +42,9 @@ final class ClusterRooms {
     private var synced = false
 
     static let channelPrefix = "switchboard:room:"
+    static let presenceChannel = "switchboard:presence"
+    /// Who is in every room on every node (the presence API, stream and webhook).
+    let presence = ClusterPresence()
 
     init(server: Server, url: RedisURL, node: String, timeoutMilliseconds: Int, logger: Logger) {
         self.server = server
@@ -50,18 +53,32 @@ final class ClusterRooms {
         self.timeoutMilliseconds = timeoutMilliseconds
         client = RedisClient(url: url, loop: server.loop, logger: logger)
         subscriber = RedisSubscriber(url: url, loop: server.loop, logger: logger)
-        client.ready = { [unowned self] in sync() }
+        client.ready = { [unowned self] in
+            sync()
+            if presence.awaitsSnapshot && subscriber.isReady { takeSnapshot() }
+        }
         client.down = { [unowned self] _ in
             synced = false
             updateReadiness()
         }
-        subscriber.ready = { [unowned self] in updateReadiness() }
+        subscriber.ready = { [unowned self] in
+            presence.resync()
+            updateReadiness()
+            subscriber.subscribe(ClusterRooms.presenceChannel) { [unowned self] in takeSnapshot() }
+        }
         subscriber.down = { [unowned self] in updateReadiness() }
-        subscriber.message = { [unowned self] channel, payload in received(channel, payload) }
+        subscriber.message = { [unowned self] channel, payload in
+            if channel == ClusterRooms.presenceChannel {
+                presence.received(payload)
+            } else {
+                received(channel, payload)
+            }
+        }
     }
 
-    /// Both connections are up and this node's share is in Redis: what `/readyz` reports.
-    var isReady: Bool { synced && client.isReady && subscriber.isReady }
+    /// Both connections are up, this node's share is in Redis and its view of the rooms is
+    /// live: what `/readyz` reports.
+    var isReady: Bool { synced && client.isReady && subscriber.isReady && !presence.awaitsSnapshot }
 
     private func updateReadiness() {
         server.clusterReady.store(isReady, ordering: .releasing)
@@ -171,6 +188,19 @@ final class ClusterRooms {
     }
 
     // MARK: This node's share and heartbeat
+
+    /// Asks Redis for every room's members, for the presence view.
+    private func takeSnapshot() {
+        client.send(["EVAL", ClusterScripts.snapshot, "0"]) { [unowned self] result in
+            switch result {
+            case .success(let answer):
+                presence.snapshot(answer)
+                updateReadiness()
+            case .failure(let error):
+                logger.debug("presence snapshot failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
 
     /// Writes this node's members of every room to Redis as they are now, replacing whatever
     /// Redis holds for this node (a share from before a reconnect, or from an earlier process

@@ -9,11 +9,42 @@
 /// `switchboard:node:N` its heartbeat key (expires after `nodeTimeout`), `switchboard:nodes`
 /// the set of nodes that may hold counts. A message on a room's channel is `N\n` (the node it
 /// comes from), a kind byte (`t` text, `b` binary, `n` notice) and the payload.
+///
+/// Every connection that joins or leaves is also published on `switchboard:presence` as
+/// `seq\nroom\ndelta\nname`, numbered by `switchboard:presence:seq`, for every node's view of
+/// the rooms (ClusterPresence); `switchboard:rooms` is the set of rooms with members, which the
+/// `snapshot` script reads.
 enum ClusterScripts {
+    /// `changed(room, name, delta, total)`: keeps the set of rooms with members and publishes
+    /// the numbered presence event of one connection.
+    private static let changed = """
+        local function changed(room, name, delta, total)
+          if total > 0 then
+            redis.call('SADD', 'switchboard:rooms', room)
+          else
+            redis.call('SREM', 'switchboard:rooms', room)
+          end
+          local seq = redis.call('INCR', 'switchboard:presence:seq')
+          redis.call('PUBLISH', 'switchboard:presence', seq .. '\\n' .. room .. '\\n' .. delta .. '\\n' .. name)
+        end
+        """
+
+    /// The presence sequence number and every room with members with its hash of
+    /// `node\nname → connections`: `[seq, room, [field, count, ...], room, ...]`.
+    static let snapshot = """
+        local answer = {redis.call('GET', 'switchboard:presence:seq') or '0'}
+        for _, room in ipairs(redis.call('SMEMBERS', 'switchboard:rooms')) do
+          table.insert(answer, room)
+          table.insert(answer, redis.call('HGETALL', 'switchboard:room:' .. room .. ':online'))
+        end
+        return answer
+        """
+
     /// A member joined (`delta` 1) or left (-1): ARGV room, node, name, delta, header. Publishes
     /// the notice with the new total and returns the total. A leave of a member Redis does not
     /// know (lost with a restarted Redis, before the node's sync) changes nothing.
-    static let count = """
+    static let count = changed + """
+
         local room, node, name, delta, header = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
         local base = 'switchboard:room:' .. room
         local field = node .. '\\n' .. name
@@ -28,6 +59,7 @@ enum ClusterScripts {
         end
         local total = redis.call('INCRBY', base .. ':count', delta)
         if total <= 0 then redis.call('DEL', base .. ':count') end
+        changed(room, name, delta, total)
         redis.call('SADD', 'switchboard:node:' .. node .. ':rooms', room)
         local verb = ' left ('
         if delta > 0 then verb = ' joined (' end
@@ -38,7 +70,8 @@ enum ClusterScripts {
     /// `replace(node, header, desired)`: makes node's share of every room exactly `desired`
     /// (room → name → connections), publishing one notice per connection that appears or
     /// goes, with the running total, rooms and names in sorted order.
-    private static let replace = """
+    private static let replace = changed + """
+
         local function replace(node, header, desired)
           local roomsKey = 'switchboard:node:' .. node .. ':rooms'
           local rooms, sorted = {}, {}
@@ -69,6 +102,7 @@ enum ClusterScripts {
               for _ = 1, math.abs(after - before) do
                 local total = redis.call('INCRBY', base .. ':count', step)
                 if total <= 0 then redis.call('DEL', base .. ':count'); total = 0 end
+                changed(room, name, step, total)
                 redis.call('PUBLISH', base, header .. '* ' .. name .. verb .. total .. ' online)')
               end
             end

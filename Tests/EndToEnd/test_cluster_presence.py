@@ -5,6 +5,7 @@ import contextlib
 import signal
 
 from conftest import connect
+from sse_client import ADMIN_TOKEN, EventStream
 from test_cluster_rooms import join, next_notice, start_cluster
 
 
@@ -40,3 +41,21 @@ def test_a_node_restarted_under_its_name_brings_back_none_of_its_old_members(sta
         newcomer = sockets.enter_context(connect(f"{reborn.ws}/rooms/den?name=newcomer"))
         next_notice(newcomer, "* newcomer joined (2 online)")
         next_notice(members[0], "* newcomer joined (2 online)")
+
+
+def test_the_presence_stream_shows_every_node_and_a_dead_node_s_members_leaving(start_server, start_redis):
+    redis = start_redis()
+    env = {"SWITCHBOARD_NODE_TIMEOUT": "1", "SWITCHBOARD_ADMIN_TOKEN": ADMIN_TOKEN}
+    nodes = start_cluster(start_server, redis, 2, env=env)
+    with contextlib.ExitStack() as sockets:
+        members = []
+        join(sockets, members, nodes[0], "plaza", "near")
+        join(sockets, members, nodes[1], "plaza", "far")
+        stream = EventStream(nodes[0])
+        snapshot = stream.next_event()
+        assert snapshot["event"] == "snapshot"
+        assert snapshot["data"]["rooms"] == [{"name": "plaza", "online": 2, "users": ["far", "near"]}]
+        nodes[1].stop(signal.SIGKILL)
+        change = stream.expect("presence", room="plaza", left=["far"])
+        assert change["data"]["online"] == 1 and change["data"]["joined"] == []
+        stream.close()
