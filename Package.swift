@@ -84,7 +84,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Bytes", "Deflate", "HTTP", "Posix", "Server", "Store", "WebSocket", .product(name: "Logging", package: "swift-log"),
+                "Bytes", "Deflate", "HTTP", "Posix", "Redis", "Server", "Store", "WebSocket",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]
