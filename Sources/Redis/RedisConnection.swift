@@ -232,6 +232,9 @@ public final class RedisConnection: EventHandler, Flushable {
         guard !isClosed else { return }
         if wasUp {
             logger.warning("lost Redis", metadata: ["connection": "\(name)", "error": "\(error)"])
+        } else if case .reply = error {
+            // A refused AUTH or SELECT is the operator's to fix: it is said at every attempt.
+            logger.warning("Redis refused the handshake", metadata: ["connection": "\(name)", "error": "\(error)"])
         } else {
             logger.debug("Redis not reachable", metadata: ["connection": "\(name)", "error": "\(error)"])
         }

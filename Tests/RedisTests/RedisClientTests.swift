@@ -131,3 +131,47 @@ private func publishUntilHeard(_ client: RedisClient, _ loop: EventLoop, _ heard
     client.send(["PUBLISH", "news", "again"])
     loop.schedule(afterMilliseconds: 100) { publishUntilHeard(client, loop, heard) }
 }
+
+@Test func authenticatesAndSelectsTheDatabaseOfTheURL() throws {
+    let redis = try RedisProcess(port: try RedisProcess.freePort(), arguments: ["--requirepass", "open-sesame"])
+    defer { redis.stop() }
+    let loop = try EventLoop()
+    let url = RedisURL("redis://:open-sesame@127.0.0.1:\(redis.port)/2")!
+    let client = RedisClient(url: url, loop: loop, logger: logger)
+    var info: String?
+    let finished = try run(loop) { finish in
+        client.ready = {
+            client.send(["CLIENT", "INFO"]) { result in
+                info = (try? result.get())?.text
+                finish()
+            }
+        }
+        client.start()
+    }
+    client.close()
+    #expect(finished)
+    #expect(info?.contains(" db=2 ") == true, "\(String(describing: info))")
+}
+
+@Test func surfacesARefusedPasswordAndKeepsTrying() throws {
+    let redis = try RedisProcess(port: try RedisProcess.freePort(), arguments: ["--requirepass", "open-sesame"])
+    defer { redis.stop() }
+    let loop = try EventLoop()
+    let client = RedisClient(url: RedisURL("redis://:guess@127.0.0.1:\(redis.port)")!, loop: loop, logger: logger)
+    var refusals: [RedisError] = []
+    let finished = try run(loop) { finish in
+        client.down = { error in
+            if case .reply = error { refusals.append(error) }
+            // Two refusals: the first, and the one after the backoff's reconnect.
+            if refusals.count == 2 { finish() }
+        }
+        client.start()
+    }
+    client.close()
+    #expect(finished)
+    guard case .reply(let message) = refusals.first else {
+        Issue.record("the refused AUTH should surface Redis's error, not \(refusals)")
+        return
+    }
+    #expect(message.hasPrefix("WRONGPASS") || message.contains("invalid"))
+}

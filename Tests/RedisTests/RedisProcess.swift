@@ -15,10 +15,10 @@ final class RedisProcess {
         return probe.port
     }
 
-    init(port: Int) throws {
+    init(port: Int, arguments: [String] = []) throws {
         self.port = port
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
