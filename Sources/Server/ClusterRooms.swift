@@ -40,6 +40,11 @@ final class ClusterRooms {
     private var heartbeat: UInt64?
     /// This node's share is in Redis since the command connection was last made.
     private var synced = false
+    /// Room messages of this node's members published to Redis, those not published because
+    /// Redis was unreachable, and messages of other nodes received (`/metrics`).
+    private(set) var publishedMessages = 0
+    private(set) var unpublishedMessages = 0
+    private(set) var receivedMessages = 0
 
     static let channelPrefix = "switchboard:room:"
     static let presenceChannel = "switchboard:presence"
@@ -101,7 +106,11 @@ final class ClusterRooms {
 
     /// A member of this node sent `payload` to `room` (already delivered here): once to Redis.
     func publish(_ room: String, _ opcode: Opcode, _ payload: [UInt8]) {
-        guard client.isReady else { return }
+        guard client.isReady else {
+            unpublishedMessages += 1
+            return
+        }
+        publishedMessages += 1
         var message = header(opcode == .binary ? "b" : "t")
         message += payload
         client.send([Array("PUBLISH".utf8), Array((ClusterRooms.channelPrefix + room).utf8), message]) { [unowned self] result in
@@ -122,8 +131,10 @@ final class ClusterRooms {
         let body = Array(payload[(newline + 2)...])
         switch payload[newline + 1] {
         case UInt8(ascii: "t"):
+            receivedMessages += 1
             server.rooms.publish(OutgoingMessage(.text, payload: body), in: room, arrivedAt: server.now)
         case UInt8(ascii: "b"):
+            receivedMessages += 1
             server.rooms.publish(OutgoingMessage(.binary, payload: body), in: room, arrivedAt: server.now)
         case UInt8(ascii: "n"):
             notify(room, String(decoding: body, as: UTF8.self))

@@ -129,6 +129,7 @@ def test_a_publish_through_the_api_reaches_members_on_every_node(start_server, s
         join(sockets, members, nodes[0], "news", "x")
         join(sockets, members, nodes[1], "news", "y")
         publish_and_receive(nodes[0], admin, members)
+        assert metric(nodes[1], "switchboard_cluster_messages_received_total") == 1
 
 
 def publish_and_receive(node, admin, members):
@@ -139,6 +140,16 @@ def publish_and_receive(node, admin, members):
         assert response.status == 200
     for member in members:
         assert member.recv(timeout=PATIENCE) == "extra"
+    assert metric(node, "switchboard_cluster_ready") == 1
+    assert metric(node, "switchboard_cluster_messages_published_total") == 1
+
+
+def metric(node, name):
+    with urllib.request.urlopen(node.http + "/metrics", timeout=PATIENCE) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    raise AssertionError(f"no {name} in /metrics")
 
 
 def redis_cli(redis, *args):
