@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["Bytes"]),
         .target(name: "Relay"),
         .target(name: "Store", dependencies: ["JSON", "Posix", .product(name: "Logging", package: "swift-log")]),
+        // RESP2 client of a cluster's Redis, driven by the node's own event loop (docs/cluster.md).
+        .target(name: "Redis", dependencies: ["Bytes", "Posix", .product(name: "Logging", package: "swift-log")]),
 
         // Protocol layers.
         .target(name: "WebSocket", dependencies: ["Bytes"]),
@@ -49,14 +51,14 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Bytes", "Chat", "Crypto", "Deflate", "HTTP", "JSON", "Posix", "Relay", "Store", "TLS", "WebSocket",
-                .product(name: "Logging", package: "swift-log"),
+                "Bytes", "Chat", "Crypto", "Deflate", "HTTP", "JSON", "Posix", "Redis", "Relay", "Store", "TLS",
+                "WebSocket", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "switchboard",
             dependencies: [
-                "Posix", "Server", "TLS",
+                "Posix", "Redis", "Server", "TLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -69,6 +71,9 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["Bytes", "COpenSSL", "Posix", "TLS"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
+        .testTarget(
+            name: "RedisTests", dependencies: ["Bytes", "Posix", "Redis", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "StoreTests", dependencies: ["JSON", "Store", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "WebSocketTests", dependencies: ["Bytes", "WebSocket"]),
         .testTarget(name: "DeflateTests", dependencies: ["CZlib", "Deflate", "WebSocket"]),
@@ -79,7 +84,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Bytes", "Deflate", "HTTP", "Posix", "Server", "Store", "WebSocket", .product(name: "Logging", package: "swift-log"),
+                "Bytes", "Deflate", "HTTP", "Posix", "Redis", "Server", "Store", "WebSocket",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

@@ -584,7 +584,9 @@ void start_connect(thr_t *t, conn_t *c) {
             note_err(t, "bind(): %s", strerror(errno)); close(fd); conn_fail(t, c, 4); return;
         }
     }
-    struct sockaddr_in da = {.sin_family = AF_INET, .sin_port = htons(G.port)};
+    uint16_t port = G.port;
+    if (G.split_port && G.members > 0 && (c->idx % (uint32_t)G.members) % 2 == 1) port = G.split_port;
+    struct sockaddr_in da = {.sin_family = AF_INET, .sin_port = htons(port)};
     da.sin_addr.s_addr = htonl(G.dst_ip);
     c->fd = fd;
     c->st = ST_CONNECTING;

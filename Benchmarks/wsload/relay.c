@@ -472,6 +472,7 @@ static void usage(FILE *f) {
 "                          HOST must be 127.x.x.x or localhost\n"
 "  --rooms R               number of rooms (relay: required; idle: default 1, conn i joins room i%%R)\n"
 "  --members M             connections per room (relay)\n"
+"  --split-port P          odd members of each room connect to port P (a second node of a cluster)\n"
 "  --publishers-per-room K members 0..K-1 of each room publish (default 1)\n"
 "  --rate N                total open-loop publishes/s across all publishers (default 1000);\n"
 "                          0 = as fast as possible, each publisher keeps --window W (default 8) in flight\n"
@@ -517,7 +518,8 @@ int relay_main(int argc, char **argv) {
         {"slo-p99-ms", 1, 0, 'S'}, {"room-prefix", 1, 0, 'p'}, {"close-timeout", 1, 0, 'C'}, {"verbose", 0, 0, 'v'},
         {"quiet", 0, 0, 'q'}, {"markers", 0, 0, 'M'}, {"help", 0, 0, 'h'},
         {"deflate", 0, 0, 'z'}, {"deflate-offer", 1, 0, 'O'}, {"deflate-optional", 0, 0, 'o'}, {"deflate-level", 1, 0, 'L'},
-        {"text", 1, 0, 'x'}, {"sni", 1, 0, 'N'}, {"tls-version", 1, 0, 'V'}, {"tls-reader", 1, 0, 'Y'}, {0, 0, 0, 0}};
+        {"text", 1, 0, 'x'}, {"sni", 1, 0, 'N'}, {"tls-version", 1, 0, 'V'}, {"tls-reader", 1, 0, 'Y'},
+        {"split-port", 1, 0, 'X'}, {0, 0, 0, 0}};
     int o, bind_given = 0;
     while ((o = getopt_long(argc, argv, "vqh", opts, NULL)) != -1) {
         switch (o) {
@@ -535,6 +537,7 @@ int relay_main(int argc, char **argv) {
         case 'P': G.max_pending = atoi(optarg); break;
         case 'T': G.connect_timeout = atof(optarg); break;
         case 'b': G.bind_range = atoi(optarg); bind_given = 1; break;
+        case 'X': G.split_port = (uint16_t)atoi(optarg); break;
         case 't': G.threads = atoi(optarg); break;
         case 'i': G.idle = atol(optarg); break;
         case 'H': G.hold = atof(optarg); break;

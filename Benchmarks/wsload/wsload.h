@@ -110,6 +110,7 @@ typedef struct {
     char path[900];        /* chat: the URL's path and query */
     uint32_t dst_ip;       /* host order */
     uint16_t port;
+    uint16_t split_port;   /* relay: odd members of each room connect here (a second node), 0 = none */
     int rooms, members, pubs_per_room;
     uint64_t rate;         /* relay: publishes/s total, 0 = window mode; fanout: sends/s total */
     int window;

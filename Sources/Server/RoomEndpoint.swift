@@ -91,6 +91,10 @@ final class RoomEndpoint: Endpoint {
             }
             let loops = entry?.loops.load(ordering: .acquiring) ?? 0
             endpoint.publish(message, in: room, toLoops: loops, except: self, arrivedAt: connection.owner.now)
+            if endpoint.server.configuration.redis != nil {
+                let (room, opcode, payload) = (room, message.opcode, message.payload)
+                endpoint.server.onChatLoop { chatLoop in chatLoop.cluster?.publish(room, opcode, payload) }
+            }
         }
 
         func closed() {
@@ -158,6 +162,10 @@ final class RoomEndpoint: Endpoint {
     private func count(_ room: String, _ name: String, joined: Bool, on loop: Int) {
         guard let directory else { preconditionFailure("the room directory lives on the chat loop") }
         let change = joined ? directory.joined(room, name, on: loop) : directory.left(room, name, on: loop)
+        if let cluster = server.cluster {
+            cluster.counted(room, name, joined: joined, localOnline: change.online)
+            return
+        }
         let notice = "* \(name) \(joined ? "joined" : "left") (\(change.online) online)"
         for index in change.loopsWithMembers {
             let peer = server.peers[index]
@@ -171,7 +179,7 @@ final class RoomEndpoint: Endpoint {
     }
 
     /// Sends `text` to this loop's members of `room` that want notices.
-    private func notify(_ room: String, _ text: String) {
+    func notify(_ room: String, _ text: String) {
         var message = OutgoingMessage(.text, payload: Array(text.utf8))
         for member in rooms.members(of: room) where member.wantsNotices {
             member.connection.send(&message)

@@ -67,6 +67,14 @@ final class RoomPresence {
         return changes
     }
 
+    /// Every room's names with their connections, rooms and names sorted: this node's share of
+    /// the cluster's rooms (ClusterRooms).
+    var counts: [(room: String, name: String, connections: Int)] {
+        rooms.sorted { $0.key < $1.key }.flatMap { room, occupancy in
+            occupancy.names.sorted { $0.key < $1.key }.map { (room: room, name: $0.key, connections: $0.value) }
+        }
+    }
+
     /// Every room with its connection count and its distinct names, rooms and names sorted.
     var snapshot: [(name: String, online: Int, users: [String])] {
         rooms.sorted { $0.key < $1.key }.map { (name: $0.key, online: $0.value.connections, users: $0.value.names.keys.sorted()) }

@@ -128,7 +128,7 @@ extension Server {
         guard let service = chat?.service else {
             return .error(.serviceUnavailable, code: "unavailable", message: "the store is not loaded yet")
         }
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot(rooms: rooms.directory?.presence.snapshot ?? []))
+        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: service.presenceSnapshot(rooms: roomPresence?.snapshot ?? []))
     }
 
     /// `GET /api/v1/tree/{path}`: admin only.

@@ -66,6 +66,16 @@ extension Server {
             exposition.add(.gauge, "switchboard_messages_stored", "Chat messages stored.", service.state.messageCount)
         }
         exposition.add(.gauge, "switchboard_event_loops", "Event loop threads (the threads setting).", peers.count)
+        if let cluster {
+            exposition.add(.gauge, "switchboard_cluster_ready", "1 while this node reaches the cluster's Redis and is in sync.",
+                           cluster.isReady ? 1 : 0)
+            exposition.add(.counter, "switchboard_cluster_messages_published_total",
+                           "Room messages of this node's members published to Redis.", cluster.publishedMessages)
+            exposition.add(.counter, "switchboard_cluster_messages_unpublished_total",
+                           "Room messages not published to Redis because it was unreachable.", cluster.unpublishedMessages)
+            exposition.add(.counter, "switchboard_cluster_messages_received_total",
+                           "Room messages of other nodes received from Redis.", cluster.receivedMessages)
+        }
         total.write(to: &exposition)
         var webhooks: [(name: String, statistics: Webhook.Statistics)] = []
         if let presenceWebhook { webhooks.append(("presence", presenceWebhook.statistics)) }

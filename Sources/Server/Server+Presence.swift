@@ -9,7 +9,13 @@ extension Server {
     /// `{"groups":[...],"rooms":[...],"onlineUsers":n,"connections":n}`: chat groups with
     /// someone online, and every plain room (ChatService.presenceSnapshot(rooms:)).
     func presenceSnapshot() -> [UInt8] {
-        chat?.service?.presenceSnapshot(rooms: rooms.directory?.presence.snapshot ?? []) ?? Array(#"{"groups":[],"rooms":[]}"#.utf8)
+        chat?.service?.presenceSnapshot(rooms: roomPresence?.snapshot ?? []) ?? Array(#"{"groups":[],"rooms":[]}"#.utf8)
+    }
+
+    /// Who is in the plain rooms, on the chat loop: every node's members in cluster mode
+    /// (ClusterPresence), this node's otherwise.
+    var roomPresence: RoomPresence? {
+        cluster?.presence.view ?? rooms.directory?.presence
     }
 
     /// A folded change in a group or a room: out to the stream and the presence webhook.
@@ -20,7 +26,10 @@ extension Server {
 
     /// The rooms' folded changes of the last window (the chat's come through its observer).
     func flushRoomPresence() {
-        for change in rooms.directory?.presence.flush() ?? [] { presenceChanged(change) }
+        for change in roomPresence?.flush() ?? [] { presenceChanged(change) }
+        // In cluster mode this node's own view only feeds its share in Redis; its changes
+        // are folded away unseen.
+        if cluster != nil { _ = rooms.directory?.presence.flush() }
     }
 
     func scheduleHeartbeat() {

@@ -22,6 +22,7 @@ extension Server {
         metrics.messagesReceived[.room] += 1
         let delivered = rooms.directory?.count(of: room) ?? 0
         rooms.publish(OutgoingMessage(.text, payload: body), in: room, arrivedAt: now)
+        cluster?.publish(room, .text, body)
         var json: [UInt8] = Array(#"{"room":"#.utf8)
         json.append(contentsOf: #""\#(room)","delivered":\#(delivered)}"#.utf8)
         return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: json)

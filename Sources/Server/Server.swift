@@ -1,10 +1,12 @@
 import Bytes
+import Crypto
 import Deflate
 import HTTP
 import Logging
 import Posix
 import Relay
 import Store
+import Synchronization
 import TLS
 import WebSocket
 
@@ -37,6 +39,11 @@ public final class Server: ConnectionOwner {
     /// on (see Server+Chat.swift); nil on the other loops.
     var chat: ChatDelivery?
     var store: Store?
+    /// `/rooms` across the cluster's nodes, on the chat loop in cluster mode (`redis` set).
+    var cluster: ClusterRooms?
+    /// On the chat loop, read by every loop's `/readyz`: whether the cluster's Redis is
+    /// reachable and this node's share written to it (always false outside cluster mode).
+    let clusterReady = Atomic<Bool>(false)
     /// The files of uploaded media, in the data folder's `media/` (see Server+Media.swift).
     var mediaFiles: MediaFiles?
     /// On the chat loop: uploads from other loops whose heads it admitted, by connection, until
@@ -87,10 +94,23 @@ public final class Server: ConnectionOwner {
     /// reserve above.
     static let maxRefusing = 16
 
-    /// The chat loop; it makes the other loops at `start`.
+    /// The chat loop; it makes the other loops at `start`. A configuration without `nodeId`
+    /// gets a generated one here, which every loop shares.
     public convenience init(configuration: ServerConfiguration, logger: Logger) throws {
+        var configuration = configuration
+        if configuration.nodeId == nil { configuration.nodeId = Server.generatedNodeId() }
         try self.init(configuration: configuration, logger: logger, index: 0, staticFiles: nil)
     }
+
+    /// `node-` and 16 random hex digits: unique among a cluster's nodes, and a new one at every
+    /// start, so a restarted node is never taken for the one that died (docs/cluster.md).
+    static func generatedNodeId() -> String {
+        let digits = Array("0123456789abcdef")
+        return "node-" + String(Crypto.randomBytes(8).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+    }
+
+    /// This node's name in the cluster (`nodeId`, or the generated one).
+    public var nodeId: String { configuration.nodeId ?? "" }
 
     private init(configuration: ServerConfiguration, logger: Logger, index: Int, staticFiles: StaticFiles?) throws {
         self.configuration = configuration
@@ -189,6 +209,12 @@ public final class Server: ConnectionOwner {
         }
         try loop.onReloadSignal { [unowned self] in reloadCertificate() }
         scheduleHeartbeat()
+        if let redis = configuration.redis {
+            cluster = ClusterRooms(
+                server: self, url: redis, node: nodeId,
+                timeoutMilliseconds: Int(configuration.nodeTimeout * 1000), logger: logger)
+            cluster?.start()
+        }
         for peer in peers {
             peer.scheduleTick()
             peer.isReady = true
@@ -211,6 +237,7 @@ public final class Server: ConnectionOwner {
     public func run() throws {
         defer {
             for thread in threads { thread.join() }
+            cluster?.close()
             closeChat()
             // The loops refer to one another; nothing runs any more, so let them go.
             for peer in peers { peer.peers = [] }
@@ -420,7 +447,8 @@ public final class Server: ConnectionOwner {
         case .health:
             return .json(.ok, body: #"{"status":"ok"}"#)
         case .ready:
-            return isReady && shutdownDeadline == nil
+            let clusterReady = configuration.redis == nil || peers.first?.clusterReady.load(ordering: .acquiring) == true
+            return isReady && shutdownDeadline == nil && clusterReady
                 ? .json(.ok, body: #"{"status":"ready"}"#)
                 : .json(.serviceUnavailable, body: #"{"status":"unavailable"}"#)
         case .presence:

@@ -1,4 +1,5 @@
 import Deflate
+import Redis
 
 /// Every setting the server runs with, already validated by the executable.
 ///
@@ -40,6 +41,14 @@ public struct ServerConfiguration: Sendable {
     /// counted (`webhookQueueLimit`).
     public var webhookQueueLimit = 10_000
     public var authSecret: String?
+    /// The cluster's Redis (`redis`); nil runs a single node with nothing shared
+    /// (docs/cluster.md).
+    public var redis: RedisURL?
+    /// This node's name in the cluster (`nodeId`); generated at start when unset.
+    public var nodeId: String?
+    /// Seconds after its last heartbeat that a node's members leave the cluster's rooms
+    /// (`nodeTimeout`); it renews the heartbeat three times in that time.
+    public var nodeTimeout = 10.0
     /// permessage-deflate (RFC 7692); `deflate.isEnabled` is the `compression` setting.
     public var deflate = DeflateConfiguration()
     public var maxMessageSize = 1 << 20

@@ -29,6 +29,8 @@ struct Serve: ParsableCommand {
     var idleTimeout: String?
     @Option(help: "Seconds of silence before the server pings (default 25).")
     var pingInterval: String?
+    @Option(help: "The cluster's Redis, redis://[user:password@]host:port/db (default: none, a single node).")
+    var redis: String?
     @Option(help: "trace, debug, info (default), notice, warning, error.")
     var logLevel: String?
 
@@ -58,6 +60,9 @@ struct Serve: ParsableCommand {
         // Unbuffered, so a script reading the port sees the lines at once.
         FileHandle.standardOutput.write(Data(urls.map { "listening on \($0)\n" }.joined().utf8))
         logger.info("switchboard started", metadata: ["tls": "\(context != nil ? "on" : "off")"])
+        if let redis = configuration.redis {
+            logger.info("cluster mode", metadata: ["node": "\(server.nodeId)", "redis": "\(redis)"])
+        }
         try server.run()
         logger.info("switchboard stopped")
     }
@@ -75,6 +80,7 @@ struct Serve: ParsableCommand {
         flags["idleTimeout"] = idleTimeout
         flags["pingInterval"] = pingInterval
         flags["logLevel"] = logLevel
+        flags["redis"] = redis
         return flags
     }
 

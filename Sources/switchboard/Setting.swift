@@ -1,3 +1,4 @@
+import Redis
 import Server
 
 /// One configuration setting: its name in the file, its environment variable, and how a
@@ -93,6 +94,33 @@ extension Setting {
         }
     }
 
+    static func redis(_ key: String, _ path: WritableKeyPath<ServerConfiguration, RedisURL?> & Sendable) -> Setting {
+        Setting(key: key, accepts: "a redis://[user:password@]host[:port][/db] URL or null") { options, value in
+            guard value.isEmpty || RedisURL(value) != nil else { return false }
+            options.server[keyPath: path] = value.isEmpty ? nil : RedisURL(value)
+            return true
+        }
+    }
+
+    /// A node's name: null (generated at start), or 1 to 64 characters of `A-Za-z0-9._-`, so
+    /// it fits in Redis keys and log lines as it is.
+    static func nodeName(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String?> & Sendable) -> Setting {
+        Setting(key: key, accepts: "null or 1 to 64 characters of A-Z a-z 0-9 . _ -") { options, value in
+            let allowed = value.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    true
+                default:
+                    false
+                }
+            }
+            guard value.utf8.count <= 64, allowed else { return false }
+            options.server[keyPath: path] = value.isEmpty ? nil : value
+            return true
+        }
+    }
+
     static func choice(_ key: String, _ choices: [String], _ apply: @escaping @Sendable (inout Options, String) -> Void) -> Setting {
         Setting(key: key, accepts: "one of \(choices.joined(separator: ", "))") { options, value in
             guard choices.contains(value) else { return false }
@@ -154,6 +182,9 @@ extension Setting {
         .seconds("pingInterval", \.pingInterval),
         .seconds("heartbeatInterval", \.heartbeatInterval),
         .text("public", \.publicDirectory),
+        .redis("redis", \.redis),
+        .nodeName("nodeId", \.nodeId),
+        .seconds("nodeTimeout", \.nodeTimeout),
     ]
 
     static func named(_ key: String) -> Setting? {

@@ -144,3 +144,55 @@ def publish_past_a_reader_that_stopped(publisher, watcher, stopped_name):
             received += 1
     if not saw_leave:
         assert watcher.recv(timeout=10) == left_notice
+
+
+def free_port():
+    """A loopback port nothing listens on now (bound with port 0, then released)."""
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RunningRedis:
+    """A redis-server of the test's own on 127.0.0.1 and a free port, without persistence unless
+    `args` ask for it; ready once it says so on stdout."""
+
+    def __init__(self, *args, port=None):
+        self.port = port or free_port()
+        self.folder = tempfile.mkdtemp(prefix="switchboard-redis-")
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self.folder, *args],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in self.process.stdout:
+            if "Ready to accept connections" in line:
+                break
+        else:
+            raise RuntimeError(f"redis-server on port {self.port} exited before it was ready")
+
+    @property
+    def url(self):
+        return f"redis://127.0.0.1:{self.port}"
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@pytest.fixture
+def start_redis():
+    """Starts redis-servers on demand; every one is killed at the end of the test."""
+    servers = []
+
+    def start(*args, port=None):
+        redis = RunningRedis(*args, port=port)
+        servers.append(redis)
+        return redis
+
+    yield start
+    for redis in servers:
+        redis.stop()

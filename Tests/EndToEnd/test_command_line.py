@@ -28,3 +28,19 @@ def test_an_unknown_flag_exits_2_naming_it():
     result = run("--no-such-flag")
     assert result.returncode == 2
     assert "--no-such-flag" in result.stderr
+
+
+def test_help_names_the_redis_flag():
+    result = run("serve", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "--redis" in result.stdout
+
+
+def test_a_bad_redis_url_or_node_id_stops_the_start_naming_the_setting():
+    for args, env, setting in ((["--redis", "http://localhost:6379"], {}, "redis"),
+                               ([], {"SWITCHBOARD_REDIS": "redis://host:port"}, "redis"),
+                               ([], {"SWITCHBOARD_NODE_ID": "no spaces"}, "nodeId")):
+        result = subprocess.run([binary_path(), "--host", "127.0.0.1", "--port", "0", *args],
+                                env=env, capture_output=True, text=True, timeout=30)
+        assert result.returncode == 2, result.stderr
+        assert f"setting '{setting}'" in result.stderr

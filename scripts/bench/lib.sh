@@ -256,6 +256,8 @@ relay_args() {
     ARGS=(--url-template "$SCHEME://127.0.0.1:$port/rooms/{room}?$URL_QUERY" --rooms "$1" --members "$2"
         --publishers-per-room 1 --rate "$3" --size "$SIZE" --duration "$DURATION" --warmup "$WARMUP"
         --bind-range "$BIND_RANGE" --connect-timeout "$CONNECT_TIMEOUT" -q "${MODE_ARGS[@]}")
+    # A second node of a cluster for the odd members of each room (scripts/bench/cluster.sh).
+    if [ -n "${SPLIT_PORT:-}" ]; then ARGS+=(--split-port "$SPLIT_PORT"); fi
 }
 
 # bench_step NAME ROOMS MEMBERS RATES...: steps the open-loop rate up through RATES (target
