@@ -20,15 +20,15 @@ public struct BlockingSocket: ~Copyable {
     /// Connects to `host:port` (a name, an IPv4 or an IPv6 address), trying each address the
     /// name resolves to in turn, each within `timeoutSeconds`.
     public static func connect(host: String, port: Int, timeoutSeconds: Int) throws(PosixError) -> BlockingSocket {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
-            throw PosixError(call: "resolve \(host)", errno: EHOSTUNREACH)
+        try Socket.resolve(host: host, port: port) { (first) throws(PosixError) in
+            try connect(first, host: host, port: port, timeoutSeconds: timeoutSeconds)
         }
-        defer { freeaddrinfo(first) }
+    }
+
+    /// Tries each address of the list from `first` in turn.
+    private static func connect(
+        _ first: UnsafeMutablePointer<addrinfo>, host: String, port: Int, timeoutSeconds: Int
+    ) throws(PosixError) -> BlockingSocket {
         var lastError = PosixError(call: "connect(\(host):\(port))", errno: EHOSTUNREACH)
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let address = entry {
