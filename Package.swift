@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "TLS", dependencies: ["Bytes", "COpenSSL", "Crypto"]),
         .target(name: "HTTP", dependencies: ["Bytes"]),
         .target(name: "Relay"),
-        .target(name: "Store", dependencies: ["JSON", "Posix", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Store", dependencies: ["Crypto", "JSON", "Posix", .product(name: "Logging", package: "swift-log")]),
         // RESP2 client of a cluster's Redis, driven by the node's own event loop (docs/cluster.md).
         .target(name: "Redis", dependencies: ["Bytes", "Posix", .product(name: "Logging", package: "swift-log")]),
 

@@ -1,3 +1,5 @@
+import Crypto
+
 /// Where each file of a data folder lives (docs/durability.md, "Files").
 ///
 /// ```
@@ -11,6 +13,9 @@
 /// ```
 /// Keys become file names byte for byte when they are made of letters, digits, `-` and `_`
 /// (push ids are); any other byte is written `%XX`, so no key can name a path outside its folder.
+/// A name longer than `longestName` keeps its first bytes and ends in `~` and the key's SHA-256
+/// in hex, so every key has a file the file system accepts (NAME_MAX is 255 bytes) and no two
+/// keys share one (`~` is never written for a key's own bytes).
 struct StoreLayout: Sendable {
     let directory: String
 
@@ -41,6 +46,9 @@ struct StoreLayout: Sendable {
         return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
     }
 
+    /// The longest name a key is written as in full: room for `.json.tmp` under NAME_MAX.
+    static let longestName = 200
+
     static func fileName(_ key: String) -> String {
         var name = ""
         for byte in key.utf8 {
@@ -52,6 +60,11 @@ struct StoreLayout: Sendable {
                 name += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 15, radix: 16, uppercase: true)
             }
         }
-        return name.isEmpty ? "%" : name
+        if name.isEmpty { return "%" }
+        guard name.utf8.count > longestName else { return name }
+        let digest = Crypto.sha256(Array(key.utf8)).map { byte in
+            String(byte >> 4, radix: 16) + String(byte & 15, radix: 16)
+        }
+        return String(name.prefix(longestName - 65)) + "~" + digest.joined()
     }
 }
