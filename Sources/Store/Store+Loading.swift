@@ -47,6 +47,15 @@ extension Store {
                 if let aside = try io(FileSystem.list(directory)).first(where: { StoreLayout.rotatedGeneration($0) != nil }) {
                     throw StoreError.corrupt(file: layout.manifest, line: 1, reason: "it is missing, yet \(aside) is here")
                 }
+                // Documents or segments without a manifest are a migration that was cut short
+                // only if it left its marker; otherwise the manifest was lost, and migrating
+                // would delete the history it indexed.
+                for folder in [layout.documents, layout.messages]
+                where !FileSystem.exists(layout.migrationMarker) && FileSystem.exists(folder) {
+                    if !(try io(FileSystem.list(folder))).isEmpty {
+                        throw StoreError.corrupt(file: layout.manifest, line: 1, reason: "it is missing, yet \(folder) holds files")
+                    }
+                }
                 if FileSystem.exists(layout.legacySnapshot) || FileSystem.exists(layout.journal) {
                     try migrate(layout, segmentBytes: segmentBytes, keyFields: idempotencyFields, logger: logger)
                 } else {
@@ -173,7 +182,7 @@ extension Store {
     }
 
     /// Removes what a crash left behind: temporary files, a first-layout snapshot the migration
-    /// had converted, journals the manifest covers, and
+    /// had converted and its marker, journals the manifest covers, and
     /// segment files and group folders it does not name. Bytes past a segment's committed
     /// length stay until the next append cuts them off; nothing reads them.
     private static func removeLeftovers(_ layout: StoreLayout, _ manifest: Manifest) throws(StoreError) {
@@ -181,6 +190,7 @@ extension Store {
         _ = try io(FileSystem.removeIfExists(layout.spareJournal))
         _ = try io(FileSystem.removeIfExists(layout.legacySnapshot))
         _ = try io(FileSystem.removeIfExists(layout.legacyTemporarySnapshot))
+        _ = try io(FileSystem.removeIfExists(layout.migrationMarker))
         for name in try io(FileSystem.list(layout.directory)) {
             if let generation = StoreLayout.rotatedGeneration(name), generation <= manifest.generation {
                 _ = try io(FileSystem.removeIfExists(layout.rotatedJournal(generation)))

@@ -9,7 +9,8 @@ extension Store {
     /// removes those two files.
     ///
     /// The old files stay untouched until the new manifest is renamed into place, and a start
-    /// only migrates while there is no manifest, so a crash at any point either leaves the old
+    /// only migrates while there is no manifest (and, when new files are there, while the
+    /// marker `migrating` written first says they are a migration's), so a crash at any point either leaves the old
     /// layout (whose half-written new files the next start removes before it begins again) or
     /// the new one (whose leftover old files it removes). The snapshot is converted one group
     /// at a time: each group's messages are parsed, joined with that group's journal lines and
@@ -19,6 +20,8 @@ extension Store {
     static func migrate(_ layout: StoreLayout, segmentBytes: Int, keyFields: IdempotencyFields?, logger: Logger) throws(StoreError) {
         let start = SystemClock.monotonicNanoseconds()
         logger.notice("converting \(layout.directory) from tree.json and journal.jsonl to segments (once)")
+        try io(FileSystem.writeFile([], to: layout.migrationMarker, mode: 0o600))
+        try io(FileSystem.syncDirectory(layout.directory))
         try io(FileSystem.removeTree(layout.documents))
         try io(FileSystem.removeTree(layout.messages))
         _ = try io(FileSystem.removeIfExists(layout.temporaryManifest))
@@ -70,6 +73,7 @@ extension Store {
         _ = try io(FileSystem.removeIfExists(layout.journal))
         _ = try io(FileSystem.removeIfExists(layout.legacySnapshot))
         _ = try io(FileSystem.removeIfExists(layout.legacyTemporarySnapshot))
+        _ = try io(FileSystem.removeIfExists(layout.migrationMarker))
         try io(FileSystem.syncDirectory(layout.directory))
         let milliseconds = Double(SystemClock.monotonicNanoseconds() - start) / 1e6
         let groups = checkpoint.manifest.groups.values

@@ -10,6 +10,7 @@ import Crypto
 /// journal.jsonl                      mutations since the checkpoint, appended and fsynced
 /// journal.<n>.jsonl                  a journal set aside for the checkpoint that is running
 /// journal.spare                      zeros written ahead: the next journal, its blocks on disk
+/// migrating                          present while a first-layout folder is being converted
 /// ```
 /// Keys become file names byte for byte when they are made of letters, digits, `-` and `_`
 /// (push ids are); any other byte is written `%XX`, so no key can name a path outside its folder.
@@ -27,6 +28,7 @@ struct StoreLayout: Sendable {
     var spareJournal: String { directory + "/journal.spare" }
     var legacySnapshot: String { directory + "/tree.json" }
     var legacyTemporarySnapshot: String { directory + "/tree.json.tmp" }
+    var migrationMarker: String { directory + "/migrating" }
 
     func document(_ key: String) -> String { documents + "/" + Self.fileName(key) + ".json" }
     func group(_ gid: String) -> String { messages + "/" + Self.fileName(gid) }

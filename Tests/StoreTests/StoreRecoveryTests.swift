@@ -108,13 +108,31 @@ private func reopenedFullTree(_ folder: TemporaryFolder) throws -> JSONValue {
     DocumentTree.apply(journal, to: &expected)
     folder.write("tree.json", snapshot)
     folder.write("journal.jsonl", journal.flatMap(\.journalLine))
-    // What a kill during the conversion leaves: new files without a manifest.
+    // What a kill during the conversion leaves: its marker and new files without a manifest.
+    folder.write("migrating", "")
     folder.write("documents/Users.json", "{\"half\"")
     folder.write("messages/g/00000001.jsonl", #"{"id":"m1000","value":{"#)
     folder.write("manifest.json.tmp", "{")
     #expect(try reopenedFullTree(folder) == expected)
     #expect(folder.read("tree.json") == nil)
     #expect(folder.read("manifest.json.tmp") == nil)
+    #expect(folder.read("migrating") == nil)
+}
+
+@Test func aFolderThatLostItsManifestIsRefusedNotMigrated() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    _ = try checkpointedFolder(folder, count: 5)
+    folder.write("journal.jsonl", messageMutation(group: "g", id: "m9", text: "late", at: 9).journalLine)
+    let segments = try FileManager.default.subpathsOfDirectory(atPath: folder.file("messages"))
+    try FileManager.default.removeItem(atPath: folder.file("manifest.json"))
+    #expect {
+        _ = try openStore(folder)
+    } throws: { error in
+        guard case StoreError.corrupt(let file, _, let reason) = error else { return false }
+        return file == folder.file("manifest.json") && reason.contains("is missing")
+    }
+    #expect(try FileManager.default.subpathsOfDirectory(atPath: folder.file("messages")) == segments, "nothing was deleted")
 }
 
 @Test func oldFilesLeftAfterAFinishedMigrationAreRemovedNotApplied() throws {
