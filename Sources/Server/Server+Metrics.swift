@@ -101,6 +101,9 @@ extension Server {
     private static func write(_ statistics: StoreStatistics, to exposition: inout PrometheusText) {
         exposition.add(.counter, "switchboard_store_fsyncs_total", "Journal fsyncs.", statistics.fsyncs)
         exposition.add(.counter, "switchboard_store_mutations_total", "Mutations made durable.", statistics.mutations)
+        exposition.add(.counter,
+            "switchboard_store_batches_held_back_total", "Journal batches held back because checkpoints fell behind the journal.",
+            statistics.batchesHeldBack)
         exposition.add(.counter, "switchboard_store_failures_total", "Failed journal writes or compactions.", statistics.failures)
         exposition.add(.gauge, "switchboard_store_journal_bytes", "Bytes in the journal since the last snapshot.", statistics.journalBytes)
         exposition.add(.gauge, "switchboard_store_snapshot_bytes", "Bytes in the last snapshot.", statistics.snapshotBytes)

@@ -57,22 +57,15 @@ final class Checkpoint {
     /// flush per piece (about 300 per checkpoint), each one the journal's flushes queued
     /// behind; written out without a flush, the device sees two per group written.
     /// The migration and the start-up checkpoint, which nobody waits on, flush once at commit.
+    ///
+    /// Pieces of 1 MiB with a pause between two of a file: about 100 MB/s at most. At 25 MB/s
+    /// (256 KiB pieces, and a pause after every file's last piece too, 128 of them for 64 groups'
+    /// segments and indexes) writing took 5 of a checkpoint's 8 to 10 s, longer than 64 durable
+    /// senders took to fill the next journal, so checkpoints fell behind.
     var paced = false
-    static let pacedBytes = 256 << 10
-    /// About 25 MB/s at most: a 64 MiB journal's checkpoint takes a few seconds.
+    static let pacedBytes = 1 << 20
+    /// The pause between two pieces of one file.
     static let pauseMicroseconds: UInt32 = 10_000
-
-    /// One group's changes since the last commit.
-    struct PendingGroup {
-        /// Message id to its new value serialized, or nil for a deletion.
-        var records: [String: [UInt8]?] = [:]
-        /// The idempotency keys of the records in `records` that have one.
-        var keys: [String: IdempotencyKey] = [:]
-        /// The group was replaced or deleted: its stored segments no longer count.
-        var dropsStored = false
-        /// False after a deletion of the whole group with nothing written since.
-        var exists = true
-    }
 
     init(
         layout: StoreLayout, files: MessageFiles, manifest: Manifest, documents: JSONValue, segmentBytes: Int,
@@ -130,39 +123,43 @@ final class Checkpoint {
             // place: a copy per mutation would make a checkpoint quadratic in a group's messages.
             var group = pending.removeValue(forKey: gid) ?? PendingGroup()
             group.exists = true
-            var wrapper: JSONValue = .object([:])
             let replacesWhole: Bool
             switch mutation {
             case .set, .delete: replacesWhole = path.count == 3
             case .merge: replacesWhole = false
             }
-            if !replacesWhole {
-                let base: JSONValue?
-                if let known = group.records[mid] {
-                    base = try known.map { bytes throws(StoreError) in try Self.parse(bytes) }
-                } else if group.dropsStored {
-                    base = nil
-                } else {
-                    base = try files.record(gid, mid)
-                }
-                if let base { wrapper = .object(["v": base]) }
-            }
-            let relative: Mutation
+            let value: JSONValue?
             switch mutation {
-            case .set(_, let value): relative = .set(path: ["v"] + path[3...], value: value)
-            case .merge(_, let value): relative = .merge(path: ["v"] + path[3...], value: value)
-            case .delete: relative = .delete(path: ["v"] + path[3...])
+            case .set(_, let whole) where replacesWhole:
+                // A new message, the common case: its value as it stands.
+                value = whole.isNull ? nil : whole
+            default:
+                var wrapper: JSONValue = .object([:])
+                if !replacesWhole {
+                    let base: JSONValue?
+                    if let known = group.value(of: mid) {
+                        base = try known.map { bytes throws(StoreError) in try Self.parse(bytes) }
+                    } else if group.dropsStored {
+                        base = nil
+                    } else {
+                        base = try files.record(gid, mid)
+                    }
+                    if let base { wrapper = .object(["v": base]) }
+                }
+                let relative: Mutation
+                switch mutation {
+                case .set(_, let value): relative = .set(path: ["v"] + path[3...], value: value)
+                case .merge(_, let value): relative = .merge(path: ["v"] + path[3...], value: value)
+                case .delete: relative = .delete(path: ["v"] + path[3...])
+                }
+                DocumentTree.apply(relative, to: &wrapper)
+                value = wrapper["v"]
             }
-            DocumentTree.apply(relative, to: &wrapper)
-            // `updateValue`, because assigning nil through the subscript would remove the key
-            // instead of recording the deletion.
-            let value = wrapper["v"]
-            group.records.updateValue(value.map(\.serialized), forKey: mid)
-            if let keyFields, let owner = value?[keyFields.owner]?.stringValue, let key = value?[keyFields.key]?.stringValue {
-                group.keys[mid] = IdempotencyKey(owner: owner, key: key)
-            } else {
-                group.keys[mid] = nil
+            var key: IdempotencyKey?
+            if let keyFields, let owner = value?[keyFields.owner]?.stringValue, let id = value?[keyFields.key]?.stringValue {
+                key = IdempotencyKey(owner: owner, key: id)
             }
+            group.set(mid, (value.map(\.serialized), key))
             pending[gid] = group
         }
     }
@@ -189,7 +186,7 @@ final class Checkpoint {
     }
 
     private func drop(_ gid: String, exists: Bool) {
-        pending[gid] = PendingGroup(records: [:], dropsStored: true, exists: exists)
+        pending[gid] = PendingGroup(dropsStored: true, exists: exists)
     }
 
     private func dropAllGroups() {
@@ -307,7 +304,7 @@ final class Checkpoint {
             return 0
         }
         var writes = SegmentWrites()
-        for (mid, value) in group.records.sorted(by: { $0.key < $1.key }) {
+        for (mid, (value, key)) in group.sorted {
             if value == nil && group.dropsStored && catalog.relocated[mid] == nil { continue }
             let inOrder = value != nil && (catalog.lastID.map { mid > $0 } ?? true)
             if catalog.segments.isEmpty || (inOrder && catalog.segments[catalog.segments.count - 1].bytes >= segmentBytes) {
@@ -322,7 +319,6 @@ final class Checkpoint {
             catalog.segments[open].bytes += length + 1
             if inOrder {
                 let before = writes.index[sequence]?.count ?? 0
-                let key = group.keys[mid]
                 if let key {
                     newKeys[gid, default: []].append(key)
                     catalog.segments[open].keyed += 1
@@ -421,12 +417,12 @@ private struct SegmentWrites {
         guard let pacedBytes else { return try io(FileSystem.write(fd, bytes, at: offset, path: path)) }
         var written = 0
         repeat {
+            // A pause between pieces leaves the disk to the journal's fsyncs in between.
+            if written > 0 { usleep(Checkpoint.pauseMicroseconds) }
             let piece = Array(bytes[written..<min(bytes.count, written + pacedBytes)])
             try io(FileSystem.write(fd, piece, at: offset + written, path: path))
             try io(FileSystem.writeOut(fd, offset: offset + written, count: piece.count, path: path))
             written += piece.count
-            // A pause between pieces leaves the disk to the journal's fsyncs in between.
-            usleep(Checkpoint.pauseMicroseconds)
         } while written < bytes.count
         // The data is on the device already: this flush carries the new size and the cache.
         try io(FileSystem.fdatasync(fd, path: path))

@@ -46,6 +46,7 @@ extension Store {
     private func runWriter() {
         var spare: [UInt8] = []
         var last = LastFlush()
+        var pacedGeneration = -1
         monitor.lock()
         while true {
             if queuedWork.isEmpty && pending.appends == 0 && !isClosing {
@@ -61,6 +62,10 @@ extension Store {
                 monitor.unlock()
                 sched_yield()
                 monitor.lock()
+            }
+            if holdBackWhileCheckpointsLag(), pacedGeneration != generation {
+                pacedGeneration = generation
+                logger.notice("checkpoints fall behind the journal (\(journalLength) bytes since the last one set aside): batches are held back up to \(CheckpointPace.longestDelayNanoseconds / 1_000_000) ms each until one finishes")
             }
             gatherAfter(last)
             if queuedWork.isEmpty && pending.appends == 0 {
@@ -94,6 +99,20 @@ extension Store {
             monitor.lock()
         }
         monitor.unlock()
+    }
+
+    /// Waits, with the lock held, as long as `CheckpointPace` says while a checkpoint runs
+    /// and the journal has grown past `compactAfterBytes` since; queued work (a checkpoint
+    /// request) or `close` ends the wait early. Returns whether it waited.
+    private func holdBackWhileCheckpointsLag() -> Bool {
+        let delay = CheckpointPace.delay(journalBytes: journalLength, checkpointRunning: compactionQueued, compactAfterBytes: compactAfterBytes)
+        guard delay > 0, queuedWork.isEmpty, !isClosing else { return false }
+        let deadline = SystemClock.monotonicNanoseconds() + delay
+        while queuedWork.isEmpty, !isClosing, SystemClock.monotonicNanoseconds() < deadline {
+            monitor.wait(untilNanoseconds: deadline)
+        }
+        stats.batchesHeldBack += 1
+        return true
     }
 
     /// Waits, with the lock held, while `LastFlush.gatherDeadline` says the next batch should

@@ -21,6 +21,8 @@ public struct StoreStatistics: Sendable, Equatable {
     public var compactions: UInt64 = 0
     /// Size of the last snapshot written or loaded, in bytes.
     public var snapshotBytes = 0
+    /// Batches held back because checkpoints fell behind the journal (`CheckpointPace`).
+    public var batchesHeldBack: UInt64 = 0
     /// Batches or compactions that failed.
     public var failures: UInt64 = 0
     /// Seconds per journal flush (write and fdatasync).

@@ -188,3 +188,37 @@ import JSON
     reopened.close()
     #expect((0..<8).allSatisfy { tree["Messages"]?["g\($0)"]?.objectValue?.count == 20 })
 }
+
+@Test func batchesWaitOnlyWhileACheckpointRunsAndTheJournalHasOutgrownItsSize() {
+    let size = 64 << 20
+    let longest = CheckpointPace.longestDelayNanoseconds
+    #expect(CheckpointPace.delay(journalBytes: 3 * size, checkpointRunning: false, compactAfterBytes: size) == 0,
+            "no checkpoint runs: the writer rotates instead")
+    #expect(CheckpointPace.delay(journalBytes: size, checkpointRunning: true, compactAfterBytes: size) == 0)
+    #expect(CheckpointPace.delay(journalBytes: size + size / 4, checkpointRunning: true, compactAfterBytes: size) == longest / 4)
+    #expect(CheckpointPace.delay(journalBytes: size + size / 2, checkpointRunning: true, compactAfterBytes: size) == longest / 2)
+    #expect(CheckpointPace.delay(journalBytes: 2 * size, checkpointRunning: true, compactAfterBytes: size) == longest)
+    #expect(CheckpointPace.delay(journalBytes: 10 * size, checkpointRunning: true, compactAfterBytes: size) == longest, "capped")
+}
+
+@Test func batchesHeldBackBehindALaggingCheckpointAreStillAllAcknowledged() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let (store, _) = try openStore(folder, compactAfterBytes: 4096)
+    // As if a checkpoint were running: the journal then grows past its size instead of rotating.
+    store.monitor.withLock { store.compactionQueued = true }
+    let reported = Recorder<UInt64>()
+    store.onDurable = { reported.add($0) }
+    var last: UInt64 = 0
+    for i in 0..<200 {
+        last = store.append([messageMutation(group: "g", id: String(format: "m%04d", i), text: "hello", at: Int64(i))])
+        while (reported.values.last ?? 0) < last { usleep(100) }
+    }
+    let heldBack = store.statistics.batchesHeldBack
+    #expect(heldBack > 0, "the journal passed 4 KiB while the checkpoint ran")
+    #expect(heldBack < 200, "the first 4 KiB went unheld")
+    store.monitor.withLock { store.compactionQueued = false }
+    store.close()
+    #expect(reported.values.last == 200)
+    #expect(store.statistics.mutations == 200)
+}

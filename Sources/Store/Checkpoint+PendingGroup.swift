@@ -1,0 +1,76 @@
+extension Checkpoint {
+    /// One group's changes since the last commit: per message id, its new value serialized
+    /// (nil for a deletion) and its idempotency key.
+    ///
+    /// New messages arrive in ascending id order (ids sort by creation), so almost every record
+    /// is an append to `ordered`, found again by binary search, and `sorted` needs no sort:
+    /// a dictionary keyed by id, sorted at commit, took a third of a checkpoint's time hashing
+    /// and comparing ids (perf, 64 durable senders). Only a record whose id sorts below
+    /// `ordered`'s last and is not in it (a receipt on a message already in a segment, a clock
+    /// that went back) goes to `unordered`.
+    struct PendingGroup {
+        /// A record: the value serialized, nil for a deletion.
+        typealias Record = (value: [UInt8]?, key: IdempotencyKey?)
+
+        /// Records in ascending id order, each id once.
+        private var ordered: [(id: String, record: Record)] = []
+        /// Records with ids below `ordered.last`'s and not in `ordered`, each id once.
+        private var unordered: [String: Record] = [:]
+        /// The group was replaced or deleted: its stored segments no longer count.
+        var dropsStored = false
+        /// False after a deletion of the whole group with nothing written since.
+        var exists = true
+
+        init(dropsStored: Bool = false, exists: Bool = true) {
+            self.dropsStored = dropsStored
+            self.exists = exists
+        }
+
+        /// The pending value of message `id`: nil when none is pending, `.some(nil)` when
+        /// its deletion is.
+        func value(of id: String) -> [UInt8]?? {
+            if let index = orderedIndex(of: id) { return ordered[index].record.value }
+            return unordered[id].map(\.value)
+        }
+
+        /// Sets the pending record of message `id`, replacing one pending before.
+        mutating func set(_ id: String, _ record: Record) {
+            guard let last = ordered.last?.id, id <= last else { return ordered.append((id, record)) }
+            if let index = orderedIndex(of: id) {
+                ordered[index].record = record
+            } else {
+                unordered[id] = record
+            }
+        }
+
+        /// Every pending record, in ascending id order.
+        var sorted: [(id: String, record: Record)] {
+            guard !unordered.isEmpty else { return ordered }
+            let others = unordered.sorted { $0.key < $1.key }
+            var merged: [(id: String, record: Record)] = []
+            merged.reserveCapacity(ordered.count + others.count)
+            var next = 0
+            for (id, record) in ordered {
+                while next < others.count && others[next].key < id {
+                    merged.append((others[next].key, others[next].value))
+                    next += 1
+                }
+                merged.append((id, record))
+            }
+            for (id, record) in others[next...] { merged.append((id, record)) }
+            return merged
+        }
+
+        /// The position of `id` in `ordered`, if there.
+        private func orderedIndex(of id: String) -> Int? {
+            guard let last = ordered.last?.id, id <= last else { return nil }
+            var low = 0
+            var high = ordered.count
+            while low < high {
+                let middle = (low + high) / 2
+                if ordered[middle].id < id { low = middle + 1 } else { high = middle }
+            }
+            return ordered[low].id == id ? low : nil
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import Store
+
+private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+@Test func recordsArrivingInIdOrderComeBackInOrderAndAreFoundByID() {
+    var group = Checkpoint.PendingGroup()
+    for id in ["a1", "a2", "a3"] { group.set(id, (bytes(id), nil)) }
+    #expect(group.sorted.map(\.id) == ["a1", "a2", "a3"])
+    #expect(group.value(of: "a2") == .some(bytes("a2")))
+    #expect(group.value(of: "a0") == nil)
+    #expect(group.value(of: "a9") == nil)
+}
+
+@Test func aRecordSetAgainReplacesTheOneBeforeInPlace() {
+    var group = Checkpoint.PendingGroup()
+    for id in ["a1", "a2", "a3"] { group.set(id, (bytes(id), nil)) }
+    let key = IdempotencyKey(owner: "u1", key: "c1")
+    group.set("a2", (bytes("new"), key))
+    group.set("a3", (nil, nil))
+    let sorted = group.sorted
+    #expect(sorted.map(\.id) == ["a1", "a2", "a3"])
+    #expect(sorted[1].record.value == bytes("new"))
+    #expect(sorted[1].record.key == key)
+    #expect(group.value(of: "a3") == .some(nil), "a deletion is pending, not absent")
+}
+
+@Test func recordsBelowTheNewestAreMergedIntoTheOrderAtCommit() {
+    var group = Checkpoint.PendingGroup()
+    for id in ["b2", "b4", "b6"] { group.set(id, (bytes(id), nil)) }
+    for id in ["b5", "b1", "b3", "b0"] { group.set(id, (bytes(id), nil)) }
+    group.set("b3", (bytes("again"), nil))
+    group.set("b7", (bytes("b7"), nil))
+    #expect(group.sorted.map(\.id) == ["b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"])
+    #expect(group.value(of: "b3") == .some(bytes("again")))
+    #expect(group.sorted.map { $0.record.value.map { String(decoding: $0, as: UTF8.self) } } ==
+            ["b0", "b1", "b2", "again", "b4", "b5", "b6", "b7"])
+}
+
+@Test func aPendingGroupMatchesASortedDictionaryOverRandomChanges() {
+    var generator = SplitMix64(seed: 18)
+    var group = Checkpoint.PendingGroup()
+    var model: [String: [UInt8]?] = [:]
+    for step in 0..<5_000 {
+        // Mostly new ids above every other, sometimes an older or a repeated one.
+        let id = generator.next() % 10 < 8 ? String(format: "m%06d", 1000 + step) : String(format: "m%06d", Int(generator.next() % UInt64(1000 + step)))
+        let value: [UInt8]? = generator.next() % 10 == 0 ? nil : bytes("v\(step)")
+        group.set(id, (value, nil))
+        model.updateValue(value, forKey: id)
+    }
+    let sorted = group.sorted
+    #expect(sorted.map(\.id) == model.keys.sorted())
+    #expect(sorted.allSatisfy { model[$0.id]! == $0.record.value })
+    #expect(model.keys.allSatisfy { group.value(of: $0) == model[$0] })
+}
+
+/// A deterministic generator (SplitMix64), so the random test is the same on every run.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
