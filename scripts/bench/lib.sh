@@ -37,6 +37,10 @@ SERVER_PORT=""
 SERVER_TLS_PORT=""
 STARTED_PID=""
 
+# The Python helpers (history-paging.py, media-upload.py, ...) speak WebSocket with the
+# `websockets` library: the end-to-end suite's environment has it (scripts/test makes it).
+[ -x "$ROOT/.build-venv/bin/python3" ] && PATH="$ROOT/.build-venv/bin:$PATH"
+
 # Fails early with a clear message when a prerequisite is missing; builds wsload when needed.
 bench_preflight() {
     command -v taskset > /dev/null || { echo "bench: taskset missing (apt-get install util-linux)" >&2; exit 2; }
