@@ -77,10 +77,10 @@ extension ChatService {
     /// Also the moment for the chores that follow a checkpoint: the retention bound moves on
     /// with the clock, and revoked sessions whose tokens have expired are deleted.
     public func checkpointed(_ report: CheckpointReport) {
-        var dropped: [[ChatMessage]] = []
+        var dropped: [MessageChunks.Removed] = []
         for (gid, deleted) in report.dropped {
-            if let old = state.messages[gid]?.forget(through: deleted.through, records: deleted.records), !old.isEmpty {
-                dropped.append(old)
+            if let removed = state.messages[gid]?.forget(through: deleted.through, records: deleted.records), !removed.isEmpty {
+                dropped.append(removed)
             }
         }
         for gid in Array(state.messages.keys) {
@@ -88,23 +88,23 @@ extension ChatService {
             guard lastStored != nil || state.messages[gid]?.pinned.isEmpty == false
                 || state.messages[gid]?.detachedReceipts.isEmpty == false
             else { continue }
-            if let old = state.messages[gid]?.checkpointed(through: report.ticket, lastStored: lastStored, keeping: store.recentMessages),
-                !old.isEmpty
-            {
-                dropped.append(old)
-            }
+            let removed = state.messages[gid]?.checkpointed(
+                through: report.ticket, lastStored: lastStored, keeping: store.recentMessages)
+            if let removed, !removed.isEmpty { dropped.append(removed) }
         }
         updateRetention()
         pruneExpiredRevocations()
         guard !dropped.isEmpty else { return }
         // Messages that left memory are found by their `clientId` through the store's index.
-        for old in dropped {
-            for message in old where message.clientId != nil { state.forgetClientId(of: message) }
+        for removed in dropped {
+            for message in removed where message.clientId != nil { state.forgetClientId(of: message) }
         }
-        // Freed on another thread, which empties the box itself. Capturing the arrays in the
-        // block was not enough: on a pinned core the woken worker often ran the block at once,
-        // before this function released its own reference, which was then the last, and the
-        // loop freed a checkpoint's worth of messages after all (perf showed it).
+        // Freed on another thread, which empties the box itself: the chunks that left memory,
+        // and the old array of each chunk a cut fell in (the messages of it that stay were
+        // copied out). Capturing the arrays in the block was not enough: on a pinned core the
+        // woken worker often ran the block at once, before this function released its own
+        // reference, which was then the last, and the loop freed a checkpoint's worth of
+        // messages after all (perf showed it).
         let garbage = MessageGarbage(dropped)
         dropped = []
         DispatchQueue.global(qos: .utility).async { garbage.free() }
@@ -178,9 +178,9 @@ extension ChatService {
 /// Messages a checkpoint dropped from memory, handed to another thread to be freed there.
 private final class MessageGarbage: @unchecked Sendable {
     // @unchecked: filled on the loop before the hand-off, emptied once on the worker after it.
-    private var messages: [[ChatMessage]]
+    private var messages: [MessageChunks.Removed]
 
-    init(_ messages: [[ChatMessage]]) {
+    init(_ messages: [MessageChunks.Removed]) {
         self.messages = messages
     }
 

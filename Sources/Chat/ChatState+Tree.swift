@@ -58,8 +58,9 @@ extension ChatState {
             slices[next].append((gid, entries))
             next = (next + 1) % Self.loadWorkers
         }
-        for (gid, log) in Self.convertInParallel(consume slices, users: users) {
-            messages[gid] = MessageLog(log.messages, olderOnDisk: max(0, (storedCounts[gid] ?? 0) - log.count))
+        for (gid, var log) in Self.convertInParallel(consume slices, users: users) {
+            log.olderOnDisk = max(0, (storedCounts[gid] ?? 0) - log.count)
+            messages[gid] = log
         }
         rebuildIndexes()
     }

@@ -6,8 +6,11 @@
 /// rest. `olderOnDisk` counts the messages before `messages.first` that only the store's
 /// segments hold; pages that reach into them are read off the event loop
 /// (MessageLog+Paging.swift).
+///
+/// The messages are kept in chunks (MessageChunks) so that dropping the oldest after a
+/// checkpoint moves whole chunks out instead of copying every message that stays.
 public struct MessageLog: Sendable, Equatable {
-    public private(set) var messages: [ChatMessage] = []
+    public private(set) var messages = MessageChunks()
     /// Stored messages older than every message in memory.
     public internal(set) var olderOnDisk = 0
     /// Messages in memory changed (a receipt) after they reached a segment, with the ticket of
@@ -20,7 +23,7 @@ public struct MessageLog: Sendable, Equatable {
     var evictions = 0
 
     public init(_ messages: consuming [ChatMessage] = [], olderOnDisk: Int = 0) {
-        self.messages = Self.sortedByID(messages)
+        self.messages = MessageChunks(Self.sortedByID(messages))
         self.olderOnDisk = olderOnDisk
     }
 
@@ -97,39 +100,41 @@ public struct MessageLog: Sendable, Equatable {
     /// `lastStored` (nil: none of them): forgets changes that are now on disk and drops the
     /// oldest messages that are stored, beyond the newest `keeping`.
     ///
-    /// Returns the old storage, which still holds the dropped messages: freeing a checkpoint's
-    /// worth of them (a quarter of a million) took the event loop 200 ms, so the caller frees
-    /// them on another thread.
-    mutating func checkpointed(through ticket: UInt64, lastStored: String?, keeping: Int) -> [ChatMessage] {
+    /// Returns the dropped messages in the chunks that held them: freeing a checkpoint's worth
+    /// of them (a quarter of a million) took the event loop 200 ms, so the caller frees them on
+    /// another thread. The messages that stay are not copied (only those sharing a chunk with
+    /// the last dropped one): copying them all, up to a million that arrived during the
+    /// checkpoint, stalled the loop 60 to 100 ms.
+    mutating func checkpointed(through ticket: UInt64, lastStored: String?, keeping: Int) -> MessageChunks.Removed {
         if !pinned.isEmpty { pinned = pinned.filter { $0.value > ticket } }
         if !detachedReceipts.isEmpty { detachedReceipts = detachedReceipts.filter { $0.value.ticket > ticket } }
-        guard let lastStored else { return [] }
+        guard let lastStored else { return MessageChunks.Removed() }
         let stored = firstIndex(after: lastStored)
         var drop = min(stored, messages.count - keeping)
-        if let firstPinned = messages[..<max(0, drop)].firstIndex(where: { pinned[$0.id] != nil }) { drop = firstPinned }
-        guard drop > 0 else { return [] }
-        let old = messages
-        messages = Array(messages[drop...])
+        if !pinned.isEmpty, drop > 0, let firstPinned = messages[..<drop].firstIndex(where: { pinned[$0.id] != nil }) {
+            drop = firstPinned
+        }
+        guard drop > 0 else { return MessageChunks.Removed() }
         olderOnDisk += drop
         evictions += 1
-        return old
+        return messages.removePrefix(drop)
     }
 
     /// Retention deleted this group's stored messages with ids up to `through`, `records` of
-    /// them: they leave memory too. Returns the old storage, like `checkpointed`.
-    mutating func forget(through: String, records: Int) -> [ChatMessage] {
+    /// them: they leave memory too. Returns the messages that left, like `checkpointed`.
+    mutating func forget(through: String, records: Int) -> MessageChunks.Removed {
         if !detachedReceipts.isEmpty { detachedReceipts = detachedReceipts.filter { $0.key > through } }
         let gone = firstIndex(after: through)
         guard gone > 0 else {
             olderOnDisk = max(0, olderOnDisk - records)
-            return []
+            return MessageChunks.Removed()
         }
         // Memory held some of them, so every older one on disk went as well.
         olderOnDisk = 0
-        for message in messages[..<gone] { pinned[message.id] = nil }
-        let old = messages
-        messages = Array(messages[gone...])
+        if !pinned.isEmpty {
+            for message in messages[..<gone] { pinned[message.id] = nil }
+        }
         evictions += 1
-        return old
+        return messages.removePrefix(gone)
     }
 }

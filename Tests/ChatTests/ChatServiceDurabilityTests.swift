@@ -132,6 +132,22 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
     #expect(h.service.state.messages[gid]?.total == 12)
 }
 
+@Test func aMessageThatStaysInMemoryAfterACheckpointIsStillFoundByItsClientId() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let gid = h.group("Team", owner: ada.client)
+    send(h, ada.client, gid, 0..<10)
+    let kept = h.call(ada.client, ["op": "send", "group": .string(gid), "text": "kept", "clientId": "c-kept"])
+    let id = try #require(kept["message"]?["id"]?.stringValue)
+    h.checkpoint()
+    // Only the messages that left memory leave the clientId index.
+    #expect(h.service.state.messages[gid]?.index(of: id) != nil)
+    #expect(h.service.state.sentByClient[ClientMessageKey(user: ada.id, clientId: "c-kept")]?.id == id)
+    let resend: JSONValue = ["op": "send", "group": .string(gid), "text": "kept", "clientId": "c-kept"]
+    #expect(h.call(ada.client, resend)["message"] == kept["message"])
+    #expect(h.service.state.messages[gid]?.total == 11)
+}
+
 @Test func retentionDeletesSealedSegmentsAndTheirMessagesLeaveMemoryAndHistory() throws {
     let h = try Harness(segmentBytes: 600) { $0.retentionMessages = 5 }
     let ada = h.user("ada")

@@ -69,7 +69,7 @@ private func tree(of state: ChatState) -> JSONValue {
 
 @Test func subtreeNeverServesAuthAndDescends() {
     let state = sample()
-    let history = { (gid: String) in state.messages[gid]?.messages ?? [] }
+    let history = { (gid: String) in state.messages[gid].map { Array($0.messages) } ?? [] }
     #expect(state.subtree(["Auth"], online: { _ in [] }, history: history) == nil)
     #expect(state.subtree([], online: { _ in [] }, history: history)?["Auth"] == nil)
     #expect(state.subtree(["Groups", "g1", "name"], online: { _ in [] }, history: history) == "Team")

@@ -48,7 +48,74 @@ private func message(_ id: String) -> ChatMessage {
     #expect(log.olderOnDisk == 1)
     #expect(log.count == 5)
     let intoMemory = log.forget(through: "id6", records: 3)
-    #expect(intoMemory.count == 5)
+    #expect(intoMemory.map(\.id) == ["id5", "id6"])
     #expect(log.olderOnDisk == 0)
     #expect(log.messages.map(\.id) == ["id7", "id8", "id9"])
+}
+
+/// A log of `count` messages "m00000", "m00001", ...: ids in String order, over several chunks.
+private func numberedLog(_ count: Int) -> MessageLog {
+    MessageLog((0..<count).map { message(numberedID($0)) })
+}
+
+private func numberedID(_ n: Int) -> String {
+    let digits = String(n)
+    return "m" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits
+}
+
+@Test func aCheckpointReturnsExactlyTheMessagesItDroppedAndKeepsTheRest() {
+    let total = 3 * MessageChunks.defaultChunkCapacity + 100
+    var log = numberedLog(total)
+    let lastStored = numberedID(2 * MessageChunks.defaultChunkCapacity + 10)
+    let dropped = log.checkpointed(through: 1, lastStored: lastStored, keeping: 5)
+    let gone = 2 * MessageChunks.defaultChunkCapacity + 11
+    #expect(dropped.count == gone)
+    #expect(dropped.map(\.id) == (0..<gone).map(numberedID))
+    #expect(log.messages.map(\.id) == (gone..<total).map(numberedID))
+    #expect(log.olderOnDisk == gone)
+    #expect(log.total == total)
+    #expect(log.index(of: numberedID(total - 1)) == total - gone - 1)
+    #expect(log.index(of: numberedID(gone - 1)) == nil)
+    log.insert(message(numberedID(total)))
+    #expect(log.last?.id == numberedID(total))
+}
+
+@Test func aCheckpointKeepsTheNewestAndEverythingFromThePinnedMessageOn() {
+    var log = numberedLog(20)
+    #expect(log.checkpointed(through: 1, lastStored: nil, keeping: 3).isEmpty)
+    #expect(log.checkpointed(through: 1, lastStored: numberedID(19), keeping: 30).isEmpty)
+    // A receipt on message 8 journaled with ticket 5: it stays until a checkpoint holds 5.
+    log.setReceipt(at: 8, user: "ada", time: 1, ticket: 5)
+    let first = log.checkpointed(through: 4, lastStored: numberedID(19), keeping: 3)
+    #expect(first.map(\.id) == (0..<8).map(numberedID))
+    #expect(log.messages.first?.id == numberedID(8))
+    #expect(log.messages.first?.receivedBy == ["ada": 1])
+    let second = log.checkpointed(through: 5, lastStored: numberedID(19), keeping: 3)
+    #expect(second.map(\.id) == (8..<17).map(numberedID))
+    #expect(log.messages.map(\.id) == (17..<20).map(numberedID))
+    #expect(log.olderOnDisk == 17)
+}
+
+@Test func aMessageFromAClockThatWentBackIsInsertedInOrderAndPinned() {
+    var log = numberedLog(2 * MessageChunks.defaultChunkCapacity)
+    let early = numberedID(MessageChunks.defaultChunkCapacity) + "a"
+    log.insert(message(early), ticket: 9)
+    #expect(log.messages[MessageChunks.defaultChunkCapacity + 1].id == early)
+    #expect(log.messages.count == 2 * MessageChunks.defaultChunkCapacity + 1)
+    #expect(log.pinned[early] == 9)
+    // The same id again replaces the message.
+    log.insert(ChatMessage(id: early, user: "u", text: "again", imageUrl: nil, createdAt: 1), ticket: 10)
+    #expect(log.messages[MessageChunks.defaultChunkCapacity + 1].text == "again")
+    #expect(log.messages.count == 2 * MessageChunks.defaultChunkCapacity + 1)
+    let dropped = log.checkpointed(through: 9, lastStored: log.last?.id, keeping: 0)
+    #expect(dropped.count == MessageChunks.defaultChunkCapacity + 1)
+    #expect(log.messages.first?.id == early)
+}
+
+@Test func logsWithTheSameMessagesAreEqualHoweverTheyWereDropped() {
+    var trimmed = numberedLog(MessageChunks.defaultChunkCapacity + 20)
+    _ = trimmed.checkpointed(through: 0, lastStored: numberedID(14), keeping: 0)
+    let fresh = MessageLog((15..<(MessageChunks.defaultChunkCapacity + 20)).map { message(numberedID($0)) }, olderOnDisk: 15)
+    #expect(trimmed == fresh)
+    #expect(trimmed != numberedLog(MessageChunks.defaultChunkCapacity + 20))
 }
