@@ -39,13 +39,18 @@ private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 }
 
 @Test func aPendingGroupMatchesASortedDictionaryOverRandomChanges() {
-    var generator = SplitMix64(seed: 18)
+    // A fixed linear congruential sequence, so the test is the same on every run.
+    var state: UInt64 = 18
+    func next() -> UInt64 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return state >> 33
+    }
     var group = Checkpoint.PendingGroup()
     var model: [String: [UInt8]?] = [:]
     for step in 0..<5_000 {
         // Mostly new ids above every other, sometimes an older or a repeated one.
-        let id = generator.next() % 10 < 8 ? String(format: "m%06d", 1000 + step) : String(format: "m%06d", Int(generator.next() % UInt64(1000 + step)))
-        let value: [UInt8]? = generator.next() % 10 == 0 ? nil : bytes("v\(step)")
+        let id = next() % 10 < 8 ? String(format: "m%06d", 1000 + step) : String(format: "m%06d", Int(next() % UInt64(1000 + step)))
+        let value: [UInt8]? = next() % 10 == 0 ? nil : bytes("v\(step)")
         group.set(id, (value, nil))
         model.updateValue(value, forKey: id)
     }
@@ -53,17 +58,4 @@ private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
     #expect(sorted.map(\.id) == model.keys.sorted())
     #expect(sorted.allSatisfy { model[$0.id]! == $0.record.value })
     #expect(model.keys.allSatisfy { group.value(of: $0) == model[$0] })
-}
-
-/// A deterministic generator (SplitMix64), so the random test is the same on every run.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
