@@ -63,10 +63,9 @@ extension Store {
                 sched_yield()
                 monitor.lock()
             }
-            if holdBackWhileCheckpointsLag(), pacedGeneration != generation {
-                pacedGeneration = generation
-                logger.notice("checkpoints fall behind the journal (\(journalLength) bytes since the last one set aside): batches are held back up to \(CheckpointPace.longestDelayNanoseconds / 1_000_000) ms each until one finishes")
-            }
+            // Said once per journal, after the lock is released.
+            let announcesPace = holdBackWhileCheckpointsLag() && pacedGeneration != generation
+            if announcesPace { pacedGeneration = generation }
             gatherAfter(last)
             if queuedWork.isEmpty && pending.appends == 0 {
                 break
@@ -81,6 +80,12 @@ extension Store {
                 spare = []
             }
             monitor.unlock()
+            if announcesPace {
+                logger.notice("""
+                    checkpoints fall behind the journal (\(journalLength) bytes since the last one set aside): batches are \
+                    held back up to \(CheckpointPace.longestDelayNanoseconds / 1_000_000) ms each until one finishes
+                    """)
+            }
             for item in work {
                 switch item {
                 case .lines(let lines):
