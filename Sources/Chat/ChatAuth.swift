@@ -18,6 +18,14 @@ public struct ChatAuth: Sendable, Equatable {
 }
 
 extension ChatAuth {
+    /// The credentials a tree value describes, or nil without an email and a hash.
+    init?(treeValue value: JSONValue) {
+        guard let email = value["email"]?.stringValue, let hash = value["passwordHash"]?.stringValue else { return nil }
+        var revoked: [String: Int64] = [:]
+        for (sid, expiry) in value["revoked"]?.objectValue ?? [:] { revoked[sid] = expiry.int64Value ?? 0 }
+        self.init(email: email, passwordHash: hash, revoked: revoked)
+    }
+
     /// The stored form; sessions whose tokens expired before `now` (seconds) are left out.
     func treeValue(now: Int64) -> JSONValue {
         var fields: [String: JSONValue] = ["email": .string(email), "passwordHash": .string(passwordHash)]

@@ -22,6 +22,15 @@ public struct ChatGroup: Sendable, Equatable {
 }
 
 extension ChatGroup {
+    /// The group a tree value describes, or nil without a `name`.
+    init?(treeValue value: JSONValue) {
+        guard let name = value["name"]?.stringValue else { return nil }
+        self.init(
+            name: name, createdBy: value["createdBy"]?.stringValue ?? "", createdAt: value["createdAt"]?.int64Value ?? 0,
+            invite: value["invite"]?.stringValue, members: Set((value["userList"]?.objectValue ?? [:]).keys),
+            direct: value["direct"]?.stringValue)
+    }
+
     /// The stored form under `Groups/<gid>`; `online` is added only for the live tree API.
     func treeValue(online: [String]?) -> JSONValue {
         var fields: [String: JSONValue] = [

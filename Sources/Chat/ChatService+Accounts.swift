@@ -104,7 +104,7 @@ extension ChatService {
 
     /// The session in `token` when it is signed, unexpired, unrevoked and its user exists.
     func validSession(_ token: String) -> SessionToken? {
-        guard let claims = SessionToken.verify(token, secret: secret, now: clock.seconds),
+        guard !secret.isEmpty, let claims = SessionToken.verify(token, secret: secret, now: clock.seconds),
               state.users[claims.userID] != nil,
               !state.isRevoked(uid: claims.userID, sid: claims.sessionID)
         else { return nil }

@@ -44,6 +44,11 @@ extension ChatService {
             if succeeded {
                 state.messages[pending.group, default: MessageLog()].insert(pending.message, ticket: pending.ticket)
                 state.noteClientId(of: pending.message, group: pending.group)
+            } else if isReplicated {
+                // The local store has it, the cluster may not: out of this node's copy too.
+                // Should Redis have taken it after all, the journal brings it back.
+                store.append(replica: Mutation.delete(path: ["Messages", pending.group, pending.message.id]).journalLine,
+                             mutationCount: 1)
             }
         }
         if pendingMessageHead == pendingMessages.count {

@@ -149,7 +149,7 @@ extension ChatService {
         return [list, membership(uid, gid, isMember)]
     }
 
-    private func memberEvent(_ gid: String, _ uid: String, _ action: StaticString) -> [UInt8] {
+    func memberEvent(_ gid: String, _ uid: String, _ action: StaticString) -> [UInt8] {
         var writer = JSONWriter(op: "member")
         writer.string("group", gid)
         writer.string("user", uid)

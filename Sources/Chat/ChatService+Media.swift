@@ -20,6 +20,7 @@ extension ChatService {
     /// Checks an upload of `length` bytes by `uid` from its head alone and takes one of the
     /// user's uploads for this minute.
     public func admitUpload(uid: String, length: Int) throws(ChatError) {
+        guard acceptsChanges else { throw ChatError.clusterUnavailable }
         try checkQuota(uid, adding: length)
         guard uploadRate.admit(uid, now: clock.monotonicNanoseconds()) else {
             let wait = uploadRate.secondsUntilToken(uid, now: clock.monotonicNanoseconds())
@@ -70,6 +71,7 @@ extension ChatService {
     public func deleteMedia(
         id: String, uid: String, completion: @escaping (Result<MediaRecord, ChatError>) -> Void
     ) throws(ChatError) {
+        guard acceptsChanges else { throw ChatError.clusterUnavailable }
         guard let record = state.media[id] else { throw ChatError(.notFound, "no such media") }
         guard record.owner == uid else { throw ChatError(.forbidden, "only the user who uploaded it may delete it") }
         state.media[id] = nil

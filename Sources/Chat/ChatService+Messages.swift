@@ -90,10 +90,7 @@ extension ChatService {
             // It is written only when someone else is subscribed (a sender alone in its group
             // gets the ack and nothing more).
             if hasSubscribers(gid, besides: session.client) {
-                var event = JSONWriter(op: "message")
-                event.string("group", gid)
-                event.raw("message", messageJSON)
-                broadcast(event.finished(), group: gid, except: session.client, arrival: request.arrival)
+                broadcast(Self.messageEvent(gid, messageJSON), group: gid, except: session.client, arrival: request.arrival)
             }
             noteOfflineMembers(gid, sender: uid, messageJSON)
         }
@@ -171,6 +168,24 @@ extension ChatService {
         }
     }
 
+    /// The `message` event of a stored message (`messageJSON`, from `json(_:group:)`).
+    static func messageEvent(_ gid: String, _ messageJSON: [UInt8]) -> [UInt8] {
+        var event = JSONWriter(op: "message")
+        event.string("group", gid)
+        event.raw("message", messageJSON)
+        return event.finished()
+    }
+
+    /// The `receipt` event: `uid` received message `mid` of `gid` at `at`.
+    static func receiptEvent(_ gid: String, _ mid: String, _ uid: String, _ at: Int64) -> [UInt8] {
+        var event = JSONWriter(op: "receipt")
+        event.string("group", gid)
+        event.string("message", mid)
+        event.string("user", uid)
+        event.integer("at", at)
+        return event.finished()
+    }
+
     static func json(_ message: ChatMessage, group: String) -> [UInt8] {
         var object = JSONWriter()
         message.write(into: &object, group: group)
@@ -231,12 +246,7 @@ extension ChatService {
         committed(ticket) { [self] succeeded in
             guard succeeded else { return fail(session, request.id, .storeFailed) }
             reply(session, request)
-            var event = JSONWriter(op: "receipt")
-            event.string("group", gid)
-            event.string("message", mid)
-            event.string("user", uid)
-            event.integer("at", now)
-            broadcast(event.finished(), group: gid)
+            broadcast(Self.receiptEvent(gid, mid, uid, now), group: gid)
         }
     }
 

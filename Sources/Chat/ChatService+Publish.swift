@@ -21,6 +21,7 @@ extension ChatService {
         let sender: String
         let content: MessageContent
         do throws(ChatError) {
+            guard acceptsChanges else { throw ChatError.clusterUnavailable }
             guard state.groups[gid] != nil else { throw ChatError.noSuchGroup }
             (sender, content) = try publishedContent(body)
         } catch {
@@ -39,10 +40,7 @@ extension ChatService {
         committed(ticket, message: (gid, message)) { [self] succeeded in
             guard succeeded else { return completion(.failure(.storeFailed)) }
             let messageJSON = Self.json(message, group: gid)
-            var event = JSONWriter(op: "message")
-            event.string("group", gid)
-            event.raw("message", messageJSON)
-            broadcast(event.finished(), group: gid, arrival: arrival)
+            broadcast(Self.messageEvent(gid, messageJSON), group: gid, arrival: arrival)
             noteOfflineMembers(gid, sender: message.user, messageJSON)
             completion(.success(messageJSON))
         }

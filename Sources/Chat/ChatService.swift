@@ -19,7 +19,9 @@ public final class ChatService<Transport: ChatTransport> {
     public let configuration: ChatConfiguration
     let store: Store
     unowned let transport: Transport
-    let secret: [UInt8]
+    /// The key tokens are signed with. In cluster mode the cluster's shared one, set when the
+    /// node first reaches Redis; empty until then, and no one can sign in with an empty key.
+    public var secret: [UInt8]
     let logger: Logger
     let clock: ChatClock
     var ids = PushIDGenerator()
@@ -68,6 +70,12 @@ public final class ChatService<Transport: ChatTransport> {
     /// resend while the first is still on its way to the disk waits for it instead of storing
     /// it twice.
     var pendingByClient: [ClientMessageKey: (ticket: UInt64, group: String, message: ChatMessage)] = [:]
+    /// False while the cluster's journal cannot take changes (cluster mode, Redis unreachable or
+    /// not caught up with): every operation that would change something answers `unavailable`.
+    public var acceptsChanges = true
+    /// Cluster mode: changes that could not be passed on to the cluster are taken back out of
+    /// the local store (a message that failed is deleted there again).
+    public var isReplicated = false
 
     public init(
         state: ChatState, store: Store, transport: Transport, secret: [UInt8],
@@ -182,11 +190,18 @@ public final class ChatService<Transport: ChatTransport> {
             if let id = request.id { writer.value("id", id) }
             transport.send(writer.finished(), to: session.client)
             return
-        case "signup": return try signup(request, session)
-        case "login": return try login(request, session)
-        case "auth": return try authenticate(request, session)
+        case "signup":
+            guard !secret.isEmpty, acceptsChanges else { throw ChatError.clusterUnavailable }
+            return try signup(request, session)
+        case "login":
+            guard !secret.isEmpty else { throw ChatError.clusterUnavailable }
+            return try login(request, session)
+        case "auth":
+            guard !secret.isEmpty else { throw ChatError.clusterUnavailable }
+            return try authenticate(request, session)
         default: break
         }
+        if !acceptsChanges, changingOps.contains(request.op) { throw ChatError.clusterUnavailable }
         guard let uid = session.userID else { throw ChatError.notSignedIn }
         switch request.op {
         case "logout": try logout(request, session, uid)
@@ -251,3 +266,6 @@ public final class ChatService<Transport: ChatTransport> {
         return group
     }
 }
+
+/// The operations that change the stored state: refused while `acceptsChanges` is false.
+private let changingOps: Set<String> = ["logout", "profile", "create", "join", "leave", "direct", "send", "receipt"]

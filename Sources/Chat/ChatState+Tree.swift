@@ -25,26 +25,16 @@ extension ChatState {
         guard case .object(var root) = tree else { return }
         tree = .null
         for (uid, value) in root.removeValue(forKey: "Users")?.objectValue ?? [:] {
-            guard let name = value["name"]?.stringValue else { continue }
-            users[uid] = ChatUser(
-                name: name, avatar: value["avatar"]?.stringValue, createdAt: value["createdAt"]?.int64Value ?? 0,
-                groups: Set((value["groupList"]?.objectValue ?? [:]).keys))
+            if let user = ChatUser(treeValue: value) { users[uid] = user }
         }
         for (uid, value) in root.removeValue(forKey: "Auth")?.objectValue ?? [:] {
-            guard let email = value["email"]?.stringValue, let hash = value["passwordHash"]?.stringValue else { continue }
-            var revoked: [String: Int64] = [:]
-            for (sid, expiry) in value["revoked"]?.objectValue ?? [:] { revoked[sid] = expiry.int64Value ?? 0 }
-            auth[uid] = ChatAuth(email: email, passwordHash: hash, revoked: revoked)
+            if let record = ChatAuth(treeValue: value) { auth[uid] = record }
         }
         for (id, value) in root.removeValue(forKey: "Media")?.objectValue ?? [:] {
             if let record = MediaRecord(treeValue: value) { media[id] = record }
         }
         for (gid, value) in root.removeValue(forKey: "Groups")?.objectValue ?? [:] {
-            guard let name = value["name"]?.stringValue else { continue }
-            groups[gid] = ChatGroup(
-                name: name, createdBy: value["createdBy"]?.stringValue ?? "",
-                createdAt: value["createdAt"]?.int64Value ?? 0, invite: value["invite"]?.stringValue,
-                members: Set((value["userList"]?.objectValue ?? [:]).keys), direct: value["direct"]?.stringValue)
+            if let group = ChatGroup(treeValue: value) { groups[gid] = group }
         }
         guard case .object(var messageRoot)? = root.removeValue(forKey: "Messages") else {
             rebuildIndexes()

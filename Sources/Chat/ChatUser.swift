@@ -19,6 +19,14 @@ public struct ChatUser: Sendable, Equatable {
 }
 
 extension ChatUser {
+    /// The user a tree value describes, or nil without a `name`.
+    init?(treeValue value: JSONValue) {
+        guard let name = value["name"]?.stringValue else { return nil }
+        self.init(
+            name: name, avatar: value["avatar"]?.stringValue, createdAt: value["createdAt"]?.int64Value ?? 0,
+            groups: Set((value["groupList"]?.objectValue ?? [:]).keys))
+    }
+
     /// The stored form under `Users/<uid>`.
     var treeValue: JSONValue {
         var fields: [String: JSONValue] = [

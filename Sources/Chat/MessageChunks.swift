@@ -91,6 +91,15 @@ public struct MessageChunks: Sendable {
         recomputeEnds(from: chunk)
     }
 
+    /// Removes the message at `position`. Rare (a message another node took back, docs/cluster.md);
+    /// a chunk left empty goes.
+    mutating func remove(at position: Int) {
+        let (chunk, offset) = locate(position)
+        chunks[chunk].remove(at: offset)
+        if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
+        recomputeEnds(from: chunk)
+    }
+
     /// Removes the first `k` messages (at most `count`) and returns them.
     ///
     /// The chunks that leave whole are moved out; of the chunk the cut falls in, the messages

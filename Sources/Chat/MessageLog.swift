@@ -55,6 +55,13 @@ public struct MessageLog: Sendable, Equatable {
         }
     }
 
+    /// Removes the message with `id` from memory, if it is there.
+    mutating func remove(id: String) {
+        guard let index = index(of: id) else { return }
+        messages.remove(at: index)
+        pinned[id] = nil
+    }
+
     /// The position of the message with `id`, if stored.
     public func index(of id: String) -> Int? {
         let index = firstIndex(notBefore: id)

@@ -23,6 +23,12 @@ public enum Crypto {
         }
     }
 
+    /// `count` random bytes as `2 * count` lower-case hex digits.
+    public static func randomHex(_ count: Int) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(randomBytes(count).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+    }
+
     /// Derives a key from a password with PBKDF2-HMAC-SHA256 (`PKCS5_PBKDF2_HMAC`, RFC 8018).
     ///
     /// - Parameters:

@@ -86,7 +86,7 @@ final class ClusterRooms {
     var isReady: Bool { synced && client.isReady && subscriber.isReady && !presence.awaitsSnapshot }
 
     private func updateReadiness() {
-        server.clusterReady.store(isReady, ordering: .releasing)
+        server.updateClusterReadiness()
     }
 
     func start() {

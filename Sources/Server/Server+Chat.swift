@@ -34,10 +34,13 @@ extension Server {
             retention: ChatService<ChatDelivery>.retention(chatConfiguration, now: ChatClock.system.milliseconds()),
             logger: logger)
         let store = opened.store
+        let journalPosition = opened.tree["Cluster"]?["journal"]?.stringValue
         let state = ChatState(tree: opened.tree, storedCounts: store.storedMessageCounts)
         let secret: [UInt8]
         if let configured = configuration.authSecret, !configured.isEmpty {
             secret = Array(configured.utf8)
+        } else if configuration.redis != nil {
+            secret = []
         } else {
             do {
                 secret = try store.readOrCreateSecret()
@@ -65,8 +68,19 @@ extension Server {
         }
         let bound = LoopBound(service)
         let loop = self.loop
-        store.onDurable = { ticket in loop.execute { bound.value.durable(through: ticket) } }
-        store.onFailure = { ticket, _ in loop.execute { bound.value.failed(through: ticket) } }
+        if let redis = configuration.redis {
+            // The cluster's journal says when a change is durable; the local store is this
+            // node's copy of the cluster's history (docs/cluster.md, "One history").
+            clusterJournal = ClusterJournal(
+                server: self, url: redis, node: nodeId, service: service, store: store, position: journalPosition,
+                secretConfigured: !secret.isEmpty, logger: logger)
+            store.onFailure = { [logger] ticket, error in
+                logger.error("this node's copy of the history could not be written", metadata: ["ticket": "\(ticket)", "error": "\(error)"])
+            }
+        } else {
+            store.onDurable = { ticket in loop.execute { bound.value.durable(through: ticket) } }
+            store.onFailure = { ticket, _ in loop.execute { bound.value.failed(through: ticket) } }
+        }
         store.onCheckpoint = { report in loop.execute { bound.value.checkpointed(report) } }
         store.onRead = { tag, result in loop.execute { bound.value.readFinished(tag: tag, result) } }
         self.store = store

@@ -41,6 +41,8 @@ public final class Server: ConnectionOwner {
     var store: Store?
     /// `/rooms` across the cluster's nodes, on the chat loop in cluster mode (`redis` set).
     var cluster: ClusterRooms?
+    /// The chat service's history shared through Redis, on the chat loop in cluster mode.
+    var clusterJournal: ClusterJournal?
     /// On the chat loop, read by every loop's `/readyz`: whether the cluster's Redis is
     /// reachable and this node's share written to it (always false outside cluster mode).
     let clusterReady = Atomic<Bool>(false)
@@ -105,8 +107,7 @@ public final class Server: ConnectionOwner {
     /// `node-` and 16 random hex digits: unique among a cluster's nodes, and a new one at every
     /// start, so a restarted node is never taken for the one that died (docs/cluster.md).
     static func generatedNodeId() -> String {
-        let digits = Array("0123456789abcdef")
-        return "node-" + String(Crypto.randomBytes(8).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+        "node-" + Crypto.randomHex(8)
     }
 
     /// This node's name in the cluster (`nodeId`, or the generated one).
@@ -214,6 +215,7 @@ public final class Server: ConnectionOwner {
                 server: self, url: redis, node: nodeId,
                 timeoutMilliseconds: Int(configuration.nodeTimeout * 1000), logger: logger)
             cluster?.start()
+            clusterJournal?.start()
         }
         for peer in peers {
             peer.scheduleTick()
@@ -238,6 +240,7 @@ public final class Server: ConnectionOwner {
         defer {
             for thread in threads { thread.join() }
             cluster?.close()
+            clusterJournal?.close()
             closeChat()
             // The loops refer to one another; nothing runs any more, so let them go.
             for peer in peers { peer.peers = [] }
@@ -258,6 +261,13 @@ public final class Server: ConnectionOwner {
             for peer in peers { peer.loop.stop() }
             throw error
         }
+    }
+
+    /// Publishes whether this node is in the cluster (its rooms and its history both reach
+    /// Redis and are in sync) for every loop's `/readyz`; on the chat loop.
+    func updateClusterReadiness() {
+        let ready = cluster?.isReady == true && clusterJournal?.isReady != false
+        clusterReady.store(ready, ordering: .releasing)
     }
 
     // MARK: Hand-offs

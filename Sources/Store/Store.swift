@@ -156,25 +156,22 @@ public final class Store: @unchecked Sendable {
         set { monitor.withLock { failureHandler = newValue } }
     }
 
+    /// Cluster mode (docs/cluster.md): told of every append made through `append(_:)` or
+    /// `append(mutationCount:writingLines:)`, with its ticket and its journal lines, on the
+    /// appending thread after the queue lock is released, so the node can pass the change on
+    /// to the other nodes. Set it before the first append, on the thread that appends. Nil on a
+    /// single node, and then nothing is copied.
+    public var onAppend: ((UInt64, [UInt8]) -> Void)?
+
     /// Queues `mutations` as one unit and returns its ticket; tickets increase by one per call.
     ///
     /// Serialization happens here, on the caller's thread, straight into the queue's buffer.
     /// The mutations are durable once `onDurable` reports this ticket or a higher one.
     @discardableResult
     public func append(_ mutations: [Mutation]) -> UInt64 {
-        monitor.lock()
-        lastTicket += 1
-        let ticket = lastTicket
-        if isClosing {
-            let handler = failureHandler
-            monitor.unlock()
-            handler(ticket, .closed)
-            return ticket
+        append(mutationCount: mutations.count, passedOn: true) { bytes in
+            for mutation in mutations { mutation.appendJournalLine(to: &bytes) }
         }
-        for mutation in mutations {
-            mutation.appendJournalLine(to: &pending.bytes)
-        }
-        return queued(ticket: ticket, mutations: mutations.count)
     }
 
     /// Queues journal lines that `writeLines` appends itself, as one unit; returns its ticket.
@@ -185,6 +182,17 @@ public final class Store: @unchecked Sendable {
     /// ending with a newline, and nothing else.
     @discardableResult
     public func append(mutationCount: Int, writingLines writeLines: (inout [UInt8]) -> Void) -> UInt64 {
+        append(mutationCount: mutationCount, passedOn: true, writeLines)
+    }
+
+    /// Queues journal lines that came from another node of the cluster (already checked
+    /// mutations, `mutationCount` of them); `onAppend` does not hear of them.
+    @discardableResult
+    public func append(replica lines: [UInt8], mutationCount: Int) -> UInt64 {
+        append(mutationCount: mutationCount, passedOn: false) { $0.append(contentsOf: lines) }
+    }
+
+    private func append(mutationCount: Int, passedOn: Bool, _ writeLines: (inout [UInt8]) -> Void) -> UInt64 {
         monitor.lock()
         lastTicket += 1
         let ticket = lastTicket
@@ -194,8 +202,13 @@ public final class Store: @unchecked Sendable {
             handler(ticket, .closed)
             return ticket
         }
+        let start = pending.bytes.count
         writeLines(&pending.bytes)
-        return queued(ticket: ticket, mutations: mutationCount)
+        guard passedOn, let onAppend else { return queued(ticket: ticket, mutations: mutationCount) }
+        let lines = Array(pending.bytes[start...])
+        _ = queued(ticket: ticket, mutations: mutationCount)
+        onAppend(ticket, lines)
+        return ticket
     }
 
     /// Records an append whose lines are already in `pending`, wakes the writer if it sleeps,

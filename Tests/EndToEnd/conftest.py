@@ -161,15 +161,27 @@ class RunningRedis:
     def __init__(self, *args, port=None):
         self.port = port or free_port()
         self.folder = tempfile.mkdtemp(prefix="switchboard-redis-")
+        self.args = args
+        self.launch()
+
+    def launch(self):
         self.process = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self.folder, *args],
+             "--dir", self.folder, *self.args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for line in self.process.stdout:
             if "Ready to accept connections" in line:
                 break
         else:
             raise RuntimeError(f"redis-server on port {self.port} exited before it was ready")
+
+    def restart(self):
+        """Kills Redis with SIGKILL and starts it again on the same port and folder: what it
+        persisted (with `--appendonly yes`) is all it has."""
+        self.process.kill()
+        self.process.wait()
+        self.process.stdout.close()
+        self.launch()
 
     @property
     def url(self):

@@ -1,0 +1,231 @@
+import Chat
+import Crypto
+import Logging
+import Posix
+import Redis
+import Store
+
+/// The chat service's journal in cluster mode: one Redis Stream that every node writes its
+/// changes to and reads every node's changes from, in one order (docs/cluster.md, "One
+/// history"). On the chat loop.
+///
+/// The service works as on a single node: it changes its state, appends the change to its own
+/// store and waits for the change to be durable before it answers. Here the store's `onAppend`
+/// hands each change's journal lines over as well; the lines of one loop iteration go to the
+/// stream as one entry (`XADD`), which names this process and the last ticket in it. Another
+/// connection reads the stream (`XREAD BLOCK`) from the last entry this node applied. Another
+/// node's entry is applied to the local store and the state, and its events go to this node's
+/// subscribers (`ChatService.applyReplica`); this node's own entry, read back, makes its
+/// tickets durable: the service answers and sends the events then, so every node sends the
+/// events of every node's changes in the stream's order. A change whose `XADD` failed is
+/// answered `unavailable`; should Redis have taken it after all, it comes back as a replica.
+///
+/// The id of the last entry applied is kept in the local store (`Cluster/journal`), after the
+/// changes it covers, so a node that restarts reads on from there. Until the reader has reached
+/// the end of the stream, and whenever a connection is lost, the service takes no changes
+/// (`acceptsChanges`) and `/readyz` says 503. The token secret is the cluster's
+/// (`switchboard:secret`), unless `authSecret` is configured.
+final class ClusterJournal: Flushable {
+    static let stream = "switchboard:journal"
+    static let secretKey = "switchboard:secret"
+    /// Where the local tree keeps the id of the last entry applied.
+    static let positionPath = ["Cluster", "journal"]
+    /// Entries asked for per read: large enough that catching up on a million is a few hundred
+    /// round trips, small enough that one answer does not hold the loop for long.
+    static let readCount = 2000
+
+    unowned let server: Server
+    private let service: ChatService<ChatDelivery>
+    private let store: Store
+    private let writer: RedisClient
+    private let reader: RedisClient
+    private let logger: Logger
+    /// This process in the stream: the node and a random part, so that a node restarted under
+    /// the same `nodeId` applies the entries of the process before it like another node's.
+    private let origin: [UInt8]
+    /// The id of the last entry applied.
+    private var position: String
+    /// Journal lines appended in this loop iteration, and the last ticket among them.
+    private var batch: [UInt8] = []
+    private var batchTicket: UInt64 = 0
+    private var flushPending = false
+    /// The highest ticket the service was told is durable or failed.
+    private var answered: UInt64 = 0
+    /// A read is on its way; the reader has reached the end of the stream since the writer's
+    /// connection was last made.
+    private var reading = false
+    private var caughtUp = false
+    private var writerEpoch = 0
+    /// The shared token secret is known (or configured).
+    private var hasSecret: Bool
+    /// Entries of other nodes applied, and appends that failed (`/metrics`).
+    private(set) var appliedEntries = 0
+    private(set) var failedAppends = 0
+
+    init(server: Server, url: RedisURL, node: String, service: ChatService<ChatDelivery>, store: Store,
+         position: String?, secretConfigured: Bool, logger: Logger) {
+        self.server = server
+        self.service = service
+        self.store = store
+        self.logger = logger
+        self.position = position ?? "0-0"
+        hasSecret = secretConfigured
+        origin = Array("\(node)/\(Crypto.randomHex(8))".utf8)
+        writer = RedisClient(url: url, loop: server.loop, logger: logger, name: "journal")
+        reader = RedisClient(url: url, loop: server.loop, logger: logger, name: "journal reader")
+        service.isReplicated = true
+        service.acceptsChanges = false
+        store.onAppend = { [unowned self] ticket, lines in appended(ticket, lines) }
+        writer.ready = { [unowned self] in
+            writerEpoch += 1
+            caughtUp = false
+            if !hasSecret { shareSecret() }
+            if reader.isReady && !reading { read() }
+        }
+        writer.down = { [unowned self] _ in
+            caughtUp = false
+            update()
+        }
+        reader.ready = { [unowned self] in read() }
+        reader.down = { [unowned self] _ in
+            caughtUp = false
+            update()
+        }
+    }
+
+    /// Both connections are up, this node has applied the whole stream since, and it knows
+    /// the token secret: changes may be made.
+    var isReady: Bool { caughtUp && hasSecret && writer.isReady && reader.isReady }
+
+    private func update() {
+        service.acceptsChanges = isReady
+        server.updateClusterReadiness()
+    }
+
+    func start() {
+        writer.start()
+        reader.start()
+    }
+
+    func close() {
+        writer.close()
+        reader.close()
+    }
+
+    // MARK: Writing
+
+    private func appended(_ ticket: UInt64, _ lines: [UInt8]) {
+        batch += lines
+        batchTicket = ticket
+        if !flushPending {
+            flushPending = true
+            server.loop.flushLater(self)
+        }
+    }
+
+    /// Sends this iteration's changes as one entry. Runs at the end of the loop iteration, so a
+    /// failure is never reported inside the `append` that caused it.
+    func flush() {
+        flushPending = false
+        guard !batch.isEmpty else { return }
+        let ticket = batchTicket
+        let arguments: [[UInt8]] = [
+            Array("XADD".utf8), Array(Self.stream.utf8), [UInt8(ascii: "*")],
+            [UInt8(ascii: "o")], origin, [UInt8(ascii: "t")], Array(String(ticket).utf8), [UInt8(ascii: "m")], batch,
+        ]
+        batch = []
+        writer.send(arguments) { [unowned self] result in
+            guard case .failure(let error) = result else { return }
+            logger.warning("a change could not be written to the cluster's journal", metadata: ["error": "\(error)"])
+            failedAppends += 1
+            if ticket > answered {
+                answered = ticket
+                service.failed(through: ticket)
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    private func read() {
+        guard reader.isReady else { return }
+        reading = true
+        let epoch = writerEpoch
+        reader.send(["XREAD", "COUNT", String(Self.readCount), "BLOCK", "1000", "STREAMS", Self.stream, position]) { [unowned self] result in
+            reading = false
+            switch result {
+            case .success(let value):
+                let count = apply(value)
+                if count < Self.readCount, epoch == writerEpoch, writer.isReady, !caughtUp {
+                    caughtUp = true
+                    logger.info("caught up with the cluster's journal", metadata: ["position": "\(position)"])
+                    update()
+                }
+                read()
+            case .failure(let error):
+                logger.debug("reading the cluster's journal failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Applies the entries of one `XREAD` answer in order; returns how many there were.
+    private func apply(_ value: RESPValue) -> Int {
+        guard case .array(let streams?) = value, case .array(let pair?)? = streams.first, pair.count == 2,
+              case .array(let entries?) = pair[1]
+        else { return 0 }
+        for entry in entries {
+            guard case .array(let parts?) = entry, parts.count == 2, let id = parts[0].text,
+                  case .array(let fields?) = parts[1]
+            else { continue }
+            var from: [UInt8]?
+            var ticket: UInt64?
+            var lines: [UInt8]?
+            var index = 0
+            while index + 1 < fields.count {
+                switch fields[index].text {
+                case "o": from = fields[index + 1].bytes
+                case "t": ticket = fields[index + 1].text.flatMap { UInt64($0) }
+                case "m": lines = fields[index + 1].bytes
+                default: break
+                }
+                index += 2
+            }
+            position = id
+            guard let lines else { continue }
+            if from == origin, let ticket, ticket > answered {
+                answered = ticket
+                service.durable(through: ticket)
+            } else if service.applyReplica(lines) {
+                if from != origin { appliedEntries += 1 }
+            } else {
+                logger.error("an entry of the cluster's journal is not a list of changes: skipped", metadata: ["id": "\(id)"])
+            }
+        }
+        if !entries.isEmpty {
+            store.append(replica: Mutation.set(path: Self.positionPath, value: .string(position)).journalLine, mutationCount: 1)
+        }
+        return entries.count
+    }
+
+    // MARK: The token secret
+
+    /// Makes the cluster's token secret this node's: the one in Redis, or a new one if Redis has
+    /// none (the first node, or a Redis that lost its data: the secret this node had then
+    /// becomes everyone's).
+    private func shareSecret() {
+        let candidate = service.secret.isEmpty ? Crypto.randomHex(32) : String(decoding: service.secret, as: UTF8.self)
+        writer.send(["SET", Self.secretKey, candidate, "NX"])
+        writer.send(["GET", Self.secretKey]) { [unowned self] result in
+            guard case .success(let value) = result, let secret = value.bytes, !secret.isEmpty else {
+                logger.warning("the cluster's token secret could not be read", metadata: ["result": "\(result)"])
+                return
+            }
+            if !service.secret.isEmpty && service.secret != secret {
+                logger.warning("the cluster's token secret changed (Redis lost it?): earlier tokens are no longer valid")
+            }
+            service.secret = secret
+            hasSecret = true
+            update()
+        }
+    }
+}
