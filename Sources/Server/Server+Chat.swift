@@ -27,8 +27,10 @@ extension Server {
         chatConfiguration.retentionMilliseconds = Int64(configuration.retentionDays) * 86_400_000
         chatConfiguration.mediaQuotaBytes = configuration.mediaQuotaBytes
         chatConfiguration.uploadsPerMinute = configuration.uploadsPerMinute
+        // In cluster mode the data folder holds this node's copy of the cluster's history, which
+        // Redis keeps durable: it is written without fsync (docs/cluster.md, "One history").
         let opened = try Store.open(
-            directory: configuration.dataDirectory, durability: durability,
+            directory: configuration.dataDirectory, durability: configuration.redis == nil ? durability : .none,
             compactAfterBytes: configuration.compactAfterBytes, segmentBytes: configuration.segmentBytes,
             recentMessages: configuration.recentMessages, idempotencyFields: ChatService<ChatDelivery>.idempotencyFields,
             retention: ChatService<ChatDelivery>.retention(chatConfiguration, now: ChatClock.system.milliseconds()),

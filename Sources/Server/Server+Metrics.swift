@@ -76,6 +76,16 @@ extension Server {
             exposition.add(.counter, "switchboard_cluster_messages_received_total",
                            "Room messages of other nodes received from Redis.", cluster.receivedMessages)
         }
+        if let clusterJournal {
+            exposition.add(.gauge, "switchboard_cluster_journal_ready",
+                           "1 while this node's chat history is in step with the cluster's journal and takes changes.",
+                           clusterJournal.isReady ? 1 : 0)
+            exposition.add(.counter, "switchboard_cluster_journal_entries_applied_total",
+                           "Entries of other nodes read from the cluster's journal and applied.", clusterJournal.appliedEntries)
+            exposition.add(.counter, "switchboard_cluster_journal_appends_failed_total",
+                           "Changes of this node that could not be written to the cluster's journal (answered unavailable).",
+                           clusterJournal.failedAppends)
+        }
         total.write(to: &exposition)
         var webhooks: [(name: String, statistics: Webhook.Statistics)] = []
         if let presenceWebhook { webhooks.append(("presence", presenceWebhook.statistics)) }

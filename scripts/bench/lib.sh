@@ -18,6 +18,8 @@
 #   SERVER_CPU [1] LOAD_CPU [0]        taskset cores
 #   DURATION [10] WARMUP [2] RUNS [3]  measured and unmeasured seconds per run, runs per step
 #   DATA_ROOT [/tmp]                   where data folders go (the real disk, for fsync)
+#   SERVER_ARGS                        more arguments for the started server (cluster-durable.sh:
+#                                      --redis URL; the run then waits for /readyz)
 #   OUT_DIR [/tmp/bench-WORKLOAD-TIME] JSON lines, logs, tables, the command of the first run
 set -euo pipefail
 
@@ -120,14 +122,18 @@ server_start() {
         SWITCHBOARD_ROOM_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_ROOM_BYTES_PER_SECOND=1000000000 \
         SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS=0 exec taskset -c "$SERVER_CPU" "$BIN" serve "${config[@]}" \
         --host 127.0.0.1 --port 0 --tls-port 0 --tls-cert "$OUT_DIR/cert/cert.pem" --tls-key "$OUT_DIR/cert/key.pem" \
-        --data "$data" --log-level "${SERVER_LOG_LEVEL:-error}" "$@" > "$log" 2>&1) &
+        --data "$data" --log-level "${SERVER_LOG_LEVEL:-error}" "$@" ${SERVER_ARGS:-} > "$log" 2>&1) &
     STARTED_PID=$!
     SERVER_PID=$STARTED_PID
     local i
     for i in $(seq 600); do
         SERVER_PORT="$(sed -n 's|^listening on ws://[0-9.]*:\([0-9]*\).*|\1|p' "$log" | head -1)"
         SERVER_TLS_PORT="$(sed -n 's|^listening on wss://[0-9.]*:\([0-9]*\).*|\1|p' "$log" | head -1)"
-        [ -n "$SERVER_PORT" ] && [ -n "$SERVER_TLS_PORT" ] && return 0
+        if [ -n "$SERVER_PORT" ] && [ -n "$SERVER_TLS_PORT" ]; then
+            # A cluster node (SERVER_ARGS with --redis) takes changes once it is ready.
+            [ -z "${SERVER_ARGS:-}" ] && return 0
+            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SERVER_PORT/readyz" || true)" = 200 ] && return 0
+        fi
         kill -0 "$STARTED_PID" 2> /dev/null || { echo "bench: the server exited:" >&2; cat "$log" >&2; exit 1; }
         sleep 0.05
     done
