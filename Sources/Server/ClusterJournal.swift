@@ -35,16 +35,16 @@ final class ClusterJournal: Flushable {
     static let readCount = 2000
 
     unowned let server: Server
-    private let service: ChatService<ChatDelivery>
-    private let store: Store
-    private let writer: RedisClient
-    private let reader: RedisClient
-    private let logger: Logger
+    let service: ChatService<ChatDelivery>
+    let store: Store
+    let writer: RedisClient
+    let reader: RedisClient
+    let logger: Logger
     /// This process in the stream: the node and a random part, so that a node restarted under
     /// the same `nodeId` applies the entries of the process before it like another node's.
-    private let origin: [UInt8]
+    let origin: [UInt8]
     /// The id of the last entry applied.
-    private var position: String
+    var position: String
     /// Journal lines appended in this loop iteration, and the last ticket among them.
     private var batch: [UInt8] = []
     private var batchTicket: UInt64 = 0
@@ -54,17 +54,26 @@ final class ClusterJournal: Flushable {
     /// A read is on its way; the reader has reached the end of the stream since the writer's
     /// connection was last made.
     private var reading = false
-    private var caughtUp = false
+    var caughtUp = false
     private var writerEpoch = 0
     /// The shared token secret is known (or configured).
     private var hasSecret: Bool
     /// Entries of other nodes applied, and appends that failed (`/metrics`).
     private(set) var appliedEntries = 0
     private(set) var failedAppends = 0
+    /// Journal entries after which this node tries to write a snapshot.
+    let snapshotEntries: Int
+    /// The id of the newest snapshot this node knows of, and the entries read since it.
+    var snapshotId: String?
+    var entriesSinceSnapshot = 0
+    /// This node is writing a snapshot.
+    var isSnapshotting = false
+    var snapshotTimer: UInt64?
 
     init(server: Server, url: RedisURL, node: String, service: ChatService<ChatDelivery>, store: Store,
-         position: String?, secretConfigured: Bool, logger: Logger) {
+         position: String?, secretConfigured: Bool, snapshotEntries: Int, logger: Logger) {
         self.server = server
+        self.snapshotEntries = snapshotEntries
         self.service = service
         self.store = store
         self.logger = logger
@@ -86,7 +95,7 @@ final class ClusterJournal: Flushable {
             caughtUp = false
             update()
         }
-        reader.ready = { [unowned self] in read() }
+        reader.ready = { [unowned self] in loadSnapshot { [unowned self] in read() } }
         reader.down = { [unowned self] _ in
             caughtUp = false
             update()
@@ -105,9 +114,12 @@ final class ClusterJournal: Flushable {
     func start() {
         writer.start()
         reader.start()
+        scheduleSnapshotCheck()
     }
 
     func close() {
+        if let snapshotTimer { server.loop.cancel(timer: snapshotTimer) }
+        snapshotTimer = nil
         writer.close()
         reader.close()
     }
@@ -201,10 +213,14 @@ final class ClusterJournal: Flushable {
                 logger.error("an entry of the cluster's journal is not a list of changes: skipped", metadata: ["id": "\(id)"])
             }
         }
-        if !entries.isEmpty {
-            store.append(replica: Mutation.set(path: Self.positionPath, value: .string(position)).journalLine, mutationCount: 1)
-        }
+        if !entries.isEmpty { savePosition() }
+        entriesSinceSnapshot += entries.count
         return entries.count
+    }
+
+    /// Keeps `position` in the local store, after the changes it covers.
+    func savePosition() {
+        store.append(replica: Mutation.set(path: Self.positionPath, value: .string(position)).journalLine, mutationCount: 1)
     }
 
     // MARK: The token secret

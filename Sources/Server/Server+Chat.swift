@@ -75,7 +75,7 @@ extension Server {
             // node's copy of the cluster's history (docs/cluster.md, "One history").
             clusterJournal = ClusterJournal(
                 server: self, url: redis, node: nodeId, service: service, store: store, position: journalPosition,
-                secretConfigured: !secret.isEmpty, logger: logger)
+                secretConfigured: !secret.isEmpty, snapshotEntries: configuration.snapshotEntries, logger: logger)
             store.onFailure = { [logger] ticket, error in
                 logger.error("this node's copy of the history could not be written", metadata: ["ticket": "\(ticket)", "error": "\(error)"])
             }

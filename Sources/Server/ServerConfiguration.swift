@@ -49,6 +49,9 @@ public struct ServerConfiguration: Sendable {
     /// Seconds after its last heartbeat that a node's members leave the cluster's rooms
     /// (`nodeTimeout`); it renews the heartbeat three times in that time.
     public var nodeTimeout = 10.0
+    /// Journal entries after which a node writes a snapshot of the chat history to Redis and
+    /// the journal is trimmed behind the snapshot before it (`snapshotEntries`).
+    public var snapshotEntries = 100_000
     /// permessage-deflate (RFC 7692); `deflate.isEnabled` is the `compression` setting.
     public var deflate = DeflateConfiguration()
     public var maxMessageSize = 1 << 20

@@ -185,6 +185,7 @@ extension Setting {
         .redis("redis", \.redis),
         .nodeName("nodeId", \.nodeId),
         .seconds("nodeTimeout", \.nodeTimeout),
+        .integer("snapshotEntries", \.snapshotEntries, 10...1_000_000_000),
     ]
 
     static func named(_ key: String) -> Setting? {

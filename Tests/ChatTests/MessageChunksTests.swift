@@ -248,3 +248,15 @@ func chunksBehaveLikeAnArrayOverRandomOperations(chunkCapacity: Int) {
     #expect(Array(chunks) == model)
     #expect(chunks == MessageChunks(model, chunkCapacity: chunkCapacity))
 }
+
+@Test func removingAMessageKeepsPositionsRight() {
+    var chunks = MessageChunks((0..<10).map { message($0) }, chunkCapacity: 3)
+    chunks.remove(at: 4)
+    #expect(chunks.map(\.id) == ids(0..<4) + ids(5..<10))
+    for _ in 0..<3 { chunks.remove(at: 0) }
+    #expect(chunks.count == 6)
+    #expect(chunks.first?.id == message(3).id)
+    #expect(chunks[5].id == message(9).id)
+    while !chunks.isEmpty { chunks.remove(at: chunks.count - 1) }
+    #expect(chunks.isEmpty)
+}

@@ -2,6 +2,7 @@
 every node through the Redis Stream journal."""
 
 import signal
+import subprocess
 import threading
 import time
 import urllib.error
@@ -284,3 +285,56 @@ def _readyz(node):
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
+
+
+def redis_cli(redis, *args):
+    result = subprocess.run(["redis-cli", "-p", str(redis.port), *args], capture_output=True, text=True,
+                            timeout=PATIENCE, check=True)
+    return result.stdout.strip()
+
+
+def metric(node, name):
+    with urllib.request.urlopen(node.http + "/metrics", timeout=PATIENCE) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+    raise AssertionError(f"no {name} in /metrics")
+
+
+def stream_id(text):
+    milliseconds, sequence = text.split("-")
+    return int(milliseconds), int(sequence)
+
+
+def test_a_snapshot_trims_the_journal_and_a_late_node_starts_from_it(start_server, start_redis):
+    redis = start_redis()
+    # Small checkpoints keep only the newest 50 messages of a group in memory, so a snapshot
+    # reads the rest from the node's store.
+    env = dict(UNLIMITED, SWITCHBOARD_SNAPSHOT_ENTRIES="10", SWITCHBOARD_COMPACT_AFTER_BYTES="16384",
+               SWITCHBOARD_SEGMENT_BYTES="16384", SWITCHBOARD_RECENT_MESSAGES="50")
+    first, second = start_cluster(start_server, redis, 2, env=env)
+    (client, reader), gid = spread_group([first, second], ["Writer", "Reader"])
+    reader.subscribe(gid)
+    texts = [f"m{number}" for number in range(1000)]
+    for text in texts:
+        client.submit("send", group=gid, text=text)
+    while len(client.replies) < len(texts):
+        client._file(client.recv_json(PATIENCE))
+    snapshot = eventually(lambda: redis_cli(redis, "HGET", "switchboard:snapshot", "id"), "a snapshot")
+    # One entry per send from here on, so the next snapshot is due; the journal is then
+    # trimmed behind the first.
+    for number in range(40):
+        texts.append(client.send_text(gid, f"n{number}")["text"])
+    eventually(lambda: redis_cli(redis, "HGET", "switchboard:snapshot", "id") != snapshot, "a second snapshot")
+    oldest = redis_cli(redis, "XRANGE", "switchboard:journal", "-", "+", "COUNT", "1").splitlines()[0]
+    assert stream_id(oldest) >= stream_id(snapshot), "the journal was not trimmed behind the first snapshot"
+    for node in (first, second):
+        assert metric(node, "switchboard_store_snapshot_bytes") > 0, "no checkpoint: the snapshot read nothing from disk"
+    late = start_cluster(start_server, redis, 1, env=env)[0]
+    late_reader = connect_as(late, client.token)
+    assert [message["text"] for message in full_history(late_reader, gid)] == texts
+    assert full_history(late_reader, gid) == full_history(reader, gid)
+    # Live traffic goes on across all three.
+    late_reader.subscribe(gid)
+    sent = client.send_text(gid, "after the snapshot")
+    assert late_reader.expect_event("message", message=lambda m: m["id"] == sent["id"])

@@ -5,9 +5,9 @@
 #
 #   scripts/bench/cluster-durable.sh [SENDERS...]     (default 8 64)
 #
-# For every sender count and run: a fresh redis-server (appendonly yes, appendfsync always) and
-# a fresh cluster node on it, both on SERVER_CPU [1] (two cores leave one for the load), and
-# wsload durable on LOAD_CPU [0] (scripts/bench/run chat-durable with SERVER_ARGS=--redis). Then
+# For every sender count and run: a fresh redis-server (appendonly yes, appendfsync always) on
+# REDIS_CPU [SERVER_CPU] and a fresh cluster node on it on SERVER_CPU [1], and wsload durable on
+# LOAD_CPU [0] (two cores: Redis shares a core with the node or with the load) (scripts/bench/run chat-durable with SERVER_ARGS=--redis). Then
 # the single node alone (chat-durable) and redis-server alone under redis-benchmark -t rpush
 # -d 64 with as many clients (redis-rpush). Knobs as scripts/bench/run's (BIN, RUNS, DURATION,
 # WARMUP, DATA_ROOT, ...); results under OUT_DIR [/tmp/bench-cluster-durable-TIME].
@@ -35,22 +35,22 @@ for senders in "$@"; do
     for run in $(seq "$RUNS"); do
         redis_dir="$(mktemp -d "$DATA_ROOT/bench-cluster-redis.XXXXXX")"
         port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-        taskset -c "$SERVER_CPU" redis-server --port "$port" --bind 127.0.0.1 --dir "$redis_dir" --appendonly yes \
+        taskset -c "${REDIS_CPU:-$SERVER_CPU}" redis-server --port "$port" --bind 127.0.0.1 --dir "$redis_dir" --appendonly yes \
             --appendfsync always --save '' > "$OUT_DIR/redis.log" 2>&1 &
         redis_pid=$!
         until redis-cli -p "$port" ping > /dev/null 2>&1; do sleep 0.05; done
         SERVER_ARGS="--redis redis://127.0.0.1:$port" RUNS=1 OUT_DIR="$OUT_DIR/cluster-$senders-$run" \
-            "$here/run" chat-durable "$senders" > /dev/null
+            "$here/run" chat-durable "$senders" > /dev/null 2>&1
         cat "$OUT_DIR/cluster-$senders-$run/durable-$senders.jsonl" >> "$OUT_DIR/cluster-$senders.jsonl"
         stop_redis
     done
 done
-echo "# through Redis (node and redis-server on core $SERVER_CPU):" >&2
+echo "# through Redis (node on core $SERVER_CPU, redis-server on core ${REDIS_CPU:-$SERVER_CPU}):" >&2
 for senders in "$@"; do
     median "$OUT_DIR/cluster-$senders.jsonl" acked_per_s ack_latency_us.p50 ack_latency_us.p99 \
         server_us_per_ack >&2
 done
 echo "# the single node's own journal:" >&2
-RUNS="$RUNS" OUT_DIR="$OUT_DIR/single" "$here/run" chat-durable "$@" > /dev/null
+RUNS="$RUNS" OUT_DIR="$OUT_DIR/single" "$here/run" chat-durable "$@" 2> /dev/null | grep '"runs"' >&2
 echo "# redis-benchmark RPUSH, appendfsync always:" >&2
-RUNS="$RUNS" OUT_DIR="$OUT_DIR/rpush" "$here/run" redis-rpush "$@" > /dev/null
+RUNS="$RUNS" OUT_DIR="$OUT_DIR/rpush" "$here/run" redis-rpush "$@" 2> /dev/null | grep '"runs"' >&2
