@@ -16,7 +16,7 @@ extension ChatService {
                 nested.string("id", gid)
                 nested.string("name", group.name)
                 nested.integer("members", group.members.count)
-                nested.integer("online", online[gid]?.count ?? 0)
+                nested.integer("online", onlineCount(in: gid))
                 if let last = state.messages[gid]?.last {
                     nested.object("lastMessage") { last.write(into: &$0, group: gid) }
                 } else {

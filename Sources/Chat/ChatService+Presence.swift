@@ -30,7 +30,10 @@ extension ChatService {
         guard session.subscriptions.insert(gid).inserted else { return }
         subscribers.join(gid, session.client)
         let count = online[gid]?[uid] ?? 0
-        if count == 0 { notePresence(gid, uid, wasOnline: false) }
+        if count == 0 {
+            notePresence(gid, uid, wasOnline: remoteOnline[gid]?[uid] != nil)
+            onLocalPresence?(gid, uid, true)
+        }
         online[gid, default: [:]][uid] = count + 1
     }
 
@@ -41,7 +44,10 @@ extension ChatService {
         if count <= 1 {
             online[gid]?.removeValue(forKey: uid)
             if online[gid]?.isEmpty == true { online.removeValue(forKey: gid) }
-            if count == 1 { notePresence(gid, uid, wasOnline: true) }
+            if count == 1 {
+                notePresence(gid, uid, wasOnline: true)
+                onLocalPresence?(gid, uid, false)
+            }
         } else {
             online[gid]?[uid] = count - 1
         }
@@ -62,9 +68,50 @@ extension ChatService {
         }
     }
 
-    /// The users online in `gid`, sorted.
+    /// The users online in `gid` (on this node or, in cluster mode, on another), sorted.
     public func onlineUsers(in gid: String) -> [String] {
-        (online[gid]?.keys).map { $0.sorted() } ?? []
+        guard let remote = remoteOnline[gid] else { return (online[gid]?.keys).map { $0.sorted() } ?? [] }
+        return Set(remote.keys).union(online[gid]?.keys ?? [:].keys).sorted()
+    }
+
+    /// How many users are online in `gid`.
+    func onlineCount(in gid: String) -> Int {
+        let local = online[gid] ?? [:]
+        guard let remote = remoteOnline[gid] else { return local.count }
+        return local.count + remote.keys.count { local[$0] == nil }
+    }
+
+    /// Every group and user online in it on this node (cluster mode: this node's share).
+    public var localPresence: [(group: String, user: String)] {
+        online.flatMap { gid, users in users.keys.map { (gid, $0) } }
+    }
+
+    /// Cluster mode: `uid` came online in `gid` on one more node (`joined`) or is no longer
+    /// online on one of them.
+    public func remotePresence(_ gid: String, _ uid: String, joined: Bool) {
+        let before = remoteOnline[gid]?[uid] ?? 0
+        setRemote(gid, uid, max(0, before + (joined ? 1 : -1)))
+    }
+
+    /// Cluster mode: the users online in each group on other nodes are now `target` (after
+    /// the node's view of the cluster was made again), with the differences as presence changes.
+    public func replaceRemotePresence(_ target: [String: [String: Int]]) {
+        for gid in Set(target.keys).union(remoteOnline.keys) {
+            let want = target[gid] ?? [:]
+            for uid in Set(want.keys).union(remoteOnline[gid]?.keys ?? [:].keys) { setRemote(gid, uid, want[uid] ?? 0) }
+        }
+    }
+
+    private func setRemote(_ gid: String, _ uid: String, _ nodes: Int) {
+        let before = remoteOnline[gid]?[uid] ?? 0
+        guard nodes != before else { return }
+        notePresence(gid, uid, wasOnline: before > 0 || online[gid]?[uid] != nil)
+        if nodes > 0 {
+            remoteOnline[gid, default: [:]][uid] = nodes
+        } else {
+            remoteOnline[gid]?.removeValue(forKey: uid)
+            if remoteOnline[gid]?.isEmpty == true { remoteOnline.removeValue(forKey: gid) }
+        }
     }
 
     /// Whether `uid` has any signed-in connection.
@@ -81,10 +128,11 @@ extension ChatService {
         presenceChanges.removeAll()
         for (gid, users) in changes {
             let current = online[gid] ?? [:]
+            let remote = remoteOnline[gid] ?? [:]
             var joined: [String] = []
             var left: [String] = []
             for (uid, wasOnline) in users {
-                let isOnline = current[uid] != nil
+                let isOnline = current[uid] != nil || remote[uid] != nil
                 if isOnline && !wasOnline { joined.append(uid) }
                 if !isOnline && wasOnline { left.append(uid) }
             }
@@ -93,12 +141,13 @@ extension ChatService {
             left.sort()
             var writer = JSONWriter(op: "presence")
             writer.string("group", gid)
-            writer.integer("online", current.count)
+            let count = onlineCount(in: gid)
+            writer.integer("online", count)
             writer.strings("joined", joined)
             writer.strings("left", left)
             broadcast(writer.finished(), group: gid)
             onPresenceChange?(PresenceChange(
-                place: .group(id: gid, name: state.groups[gid]?.name), online: current.count, joined: joined, left: left))
+                place: .group(id: gid, name: state.groups[gid]?.name), online: count, joined: joined, left: left))
         }
     }
 
@@ -108,12 +157,13 @@ extension ChatService {
     /// (`online` counts a room's connections, `users` its distinct display names).
     public func presenceSnapshot(rooms: [(name: String, online: Int, users: [String])]) -> [UInt8] {
         var writer = JSONWriter()
-        let busy = online.sorted { $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.key < $1.key }
+        let busy = Set(online.keys).union(remoteOnline.keys).map { ($0, onlineUsers(in: $0)) }
+            .sorted { $0.1.count != $1.1.count ? $0.1.count > $1.1.count : $0.0 < $1.0 }
         writer.objects("groups", busy) { nested, entry in
-            nested.string("id", entry.key)
-            nested.string("name", state.groups[entry.key]?.name)
-            nested.integer("online", entry.value.count)
-            nested.strings("users", entry.value.keys.sorted())
+            nested.string("id", entry.0)
+            nested.string("name", state.groups[entry.0]?.name)
+            nested.integer("online", entry.1.count)
+            nested.strings("users", entry.1)
         }
         writer.objects("rooms", rooms) { nested, room in
             nested.string("name", room.name)
@@ -136,7 +186,7 @@ extension ChatService {
     public func subtree(_ path: [String]) -> JSONValue? {
         guard path.first != "Auth" else { return nil }
         var readFailed = false
-        let value = state.subtree(path, online: { [online] gid in (online[gid]?.keys).map { $0.sorted() } ?? [] }) { gid in
+        let value = state.subtree(path, online: { gid in onlineUsers(in: gid) }) { gid in
             do throws(StoreError) {
                 return try allMessages(of: gid)
             } catch {

@@ -33,6 +33,12 @@ public final class ChatService<Transport: ChatTransport> {
     let subscribers = RoomRegistry<Client>()
     /// Per group, the users with at least one subscribed connection, and how many.
     var online: [String: [String: Int]] = [:]
+    /// Cluster mode: per group, the users online on other nodes, and on how many
+    /// (`remotePresence`). A user is online in a group when it is here or there.
+    var remoteOnline: [String: [String: Int]] = [:]
+    /// Cluster mode: told when a user comes online in a group on this node (true) or is no
+    /// longer online here (false), for the other nodes.
+    public var onLocalPresence: ((String, String, Bool) -> Void)?
     /// Per group, the users whose online state changed since the last `flushPresence`, with
     /// the state they had before the first change, so a join and a leave within one window
     /// cancel out.

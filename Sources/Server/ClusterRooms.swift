@@ -49,13 +49,14 @@ final class ClusterRooms {
     static let channelPrefix = "switchboard:room:"
     static let presenceChannel = "switchboard:presence"
     /// Who is in every room on every node (the presence API, stream and webhook).
-    let presence = ClusterPresence()
+    let presence: ClusterPresence
 
     init(server: Server, url: RedisURL, node: String, timeoutMilliseconds: Int, logger: Logger) {
         self.server = server
         self.node = node
         self.logger = logger
         self.timeoutMilliseconds = timeoutMilliseconds
+        presence = ClusterPresence(node: node)
         client = RedisClient(url: url, loop: server.loop, logger: logger)
         subscriber = RedisSubscriber(url: url, loop: server.loop, logger: logger)
         client.ready = { [unowned self] in
@@ -72,6 +73,11 @@ final class ClusterRooms {
             subscriber.subscribe(ClusterRooms.presenceChannel) { [unowned self] in takeSnapshot() }
         }
         subscriber.down = { [unowned self] in updateReadiness() }
+        if let service = server.chat?.service {
+            presence.chatChanged = { gid, uid, joined in service.remotePresence(gid, uid, joined: joined) }
+            presence.chatSnapshot = { service.replaceRemotePresence($0) }
+            service.onLocalPresence = { [unowned self] gid, uid, online in countChat(gid, uid, online: online) }
+        }
         subscriber.message = { [unowned self] channel, payload in
             if channel == ClusterRooms.presenceChannel {
                 presence.received(payload)
@@ -170,6 +176,17 @@ final class ClusterRooms {
         }
     }
 
+    /// A user came online in chat group `gid` on this node (`online`), or is no longer online
+    /// here: counted in Redis like a room's member, so every other node hears of it
+    /// (docs/cluster.md, "Chat presence").
+    private func countChat(_ gid: String, _ uid: String, online: Bool) {
+        let arguments = [ClusterScripts.count, "0", ClusterPresence.chatPrefix + gid, node, uid, online ? "1" : "-1",
+                         String(decoding: header("n"), as: UTF8.self)]
+        client.send(["EVAL"] + arguments) { [unowned self] result in
+            if case .failure(let error) = result { logger.debug("chat presence count failed", metadata: ["error": "\(error)"]) }
+        }
+    }
+
     private func subscribe(_ room: String) -> Subscription {
         let subscription = Subscription()
         rooms[room] = subscription
@@ -220,6 +237,9 @@ final class ClusterRooms {
         var arguments = ["EVAL", ClusterScripts.sync, "0", node, String(keyMilliseconds)]
         for (room, name, connections) in server.rooms.directory?.presence.counts ?? [] {
             arguments += [room, name, String(connections)]
+        }
+        for (gid, uid) in server.chat?.service?.localPresence ?? [] {
+            arguments += [ClusterPresence.chatPrefix + gid, uid, "1"]
         }
         client.send(arguments) { [unowned self] result in
             switch result {

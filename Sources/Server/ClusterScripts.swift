@@ -11,21 +11,24 @@
 /// comes from), a kind byte (`t` text, `b` binary, `n` notice) and the payload.
 ///
 /// Every connection that joins or leaves is also published on `switchboard:presence` as
-/// `seq\nroom\ndelta\nname`, numbered by `switchboard:presence:seq`, for every node's view of
-/// the rooms (ClusterPresence); `switchboard:rooms` is the set of rooms with members, which the
-/// `snapshot` script reads.
+/// `seq\nroom\ndelta\nname\nnode`, numbered by `switchboard:presence:seq`, for every node's
+/// view of the rooms (ClusterPresence); `switchboard:rooms` is the set of rooms with members,
+/// which the `snapshot` script reads.
+///
+/// The chat groups' presence goes the same way, as rooms named `chat:<group id>` (a colon no
+/// room name can hold) whose names are user ids, one per node the user is online on.
 enum ClusterScripts {
-    /// `changed(room, name, delta, total)`: keeps the set of rooms with members and publishes
-    /// the numbered presence event of one connection.
+    /// `changed(room, name, delta, total, node)`: keeps the set of rooms with members and
+    /// publishes the numbered presence event of one connection.
     private static let changed = """
-        local function changed(room, name, delta, total)
+        local function changed(room, name, delta, total, node)
           if total > 0 then
             redis.call('SADD', 'switchboard:rooms', room)
           else
             redis.call('SREM', 'switchboard:rooms', room)
           end
           local seq = redis.call('INCR', 'switchboard:presence:seq')
-          redis.call('PUBLISH', 'switchboard:presence', seq .. '\\n' .. room .. '\\n' .. delta .. '\\n' .. name)
+          redis.call('PUBLISH', 'switchboard:presence', seq .. '\\n' .. room .. '\\n' .. delta .. '\\n' .. name .. '\\n' .. node)
         end
         """
 
@@ -59,7 +62,7 @@ enum ClusterScripts {
         end
         local total = redis.call('INCRBY', base .. ':count', delta)
         if total <= 0 then redis.call('DEL', base .. ':count') end
-        changed(room, name, delta, total)
+        changed(room, name, delta, total, node)
         redis.call('SADD', 'switchboard:node:' .. node .. ':rooms', room)
         local verb = ' left ('
         if delta > 0 then verb = ' joined (' end
@@ -102,7 +105,7 @@ enum ClusterScripts {
               for _ = 1, math.abs(after - before) do
                 local total = redis.call('INCRBY', base .. ':count', step)
                 if total <= 0 then redis.call('DEL', base .. ':count'); total = 0 end
-                changed(room, name, step, total)
+                changed(room, name, step, total, node)
                 redis.call('PUBLISH', base, header .. '* ' .. name .. verb .. total .. ' online)')
               end
             end

@@ -320,9 +320,12 @@ def test_a_snapshot_trims_the_journal_and_a_late_node_starts_from_it(start_serve
         client.submit("send", group=gid, text=text)
     while len(client.replies) < len(texts):
         client._file(client.recv_json(PATIENCE))
+    # Pipelined sends share journal entries (one per loop iteration): one at a time from here
+    # on, one entry each, so a snapshot is due.
+    for number in range(20):
+        texts.append(client.send_text(gid, f"k{number}")["text"])
     snapshot = eventually(lambda: redis_cli(redis, "HGET", "switchboard:snapshot", "id"), "a snapshot")
-    # One entry per send from here on, so the next snapshot is due; the journal is then
-    # trimmed behind the first.
+    # The next snapshot trims the journal behind the first.
     for number in range(40):
         texts.append(client.send_text(gid, f"n{number}")["text"])
     eventually(lambda: redis_cli(redis, "HGET", "switchboard:snapshot", "id") != snapshot, "a second snapshot")
@@ -338,3 +341,28 @@ def test_a_snapshot_trims_the_journal_and_a_late_node_starts_from_it(start_serve
     late_reader.subscribe(gid)
     sent = client.send_text(gid, "after the snapshot")
     assert late_reader.expect_event("message", message=lambda m: m["id"] == sent["id"])
+
+
+def test_who_is_online_in_a_group_spans_the_nodes_and_a_killed_node_leaves_it(start_server, start_redis):
+    redis = start_redis()
+    nodes = start_cluster(start_server, redis, 2, env=dict(UNLIMITED, SWITCHBOARD_NODE_TIMEOUT="3"))
+    (ada, bob), gid = spread_group(nodes, ["Ada", "Bob"])
+    bob_id = bob.user["id"]
+    assert ada.subscribe(gid)["group"]["online"] == [ada.user["id"]]
+    bob.subscribe(gid)
+    event = ada.expect_event("presence", group=gid, joined=lambda joined: bob_id in joined)
+    assert event["online"] == 2
+    # Bob's node learns of Ada from Redis: his view of the group holds both.
+    both = sorted([ada.user["id"], bob_id])
+    eventually(lambda: sorted(bob.ok("subscribe", group=gid)["group"]["online"]) == both, "Ada online on Bob's node")
+    bob.close()
+    event = ada.expect_event("presence", group=gid, left=lambda left: bob_id in left)
+    assert event["online"] == 1
+    again = connect_as(nodes[1], bob.token)
+    again.subscribe(gid)
+    ada.expect_event("presence", group=gid, joined=lambda joined: bob_id in joined)
+    nodes[1].process.send_signal(signal.SIGKILL)
+    nodes[1].process.wait()
+    event = ada.expect_event("presence", group=gid, left=lambda left: bob_id in left)
+    assert event["online"] == 1
+    assert ada.ok("subscribe", group=gid)["group"]["online"] == [ada.user["id"]]

@@ -3,8 +3,8 @@ import Redis
 import Testing
 @testable import Server
 
-private func event(_ seq: Int, _ room: String, _ delta: Int, _ name: String) -> [UInt8] {
-    Array("\(seq)\n\(room)\n\(delta)\n\(name)".utf8)
+private func event(_ seq: Int, _ room: String, _ delta: Int, _ name: String, node: String = "node-a") -> [UInt8] {
+    Array("\(seq)\n\(room)\n\(delta)\n\(name)\n\(node)".utf8)
 }
 
 /// The snapshot script's answer: `[seq, room, [node\nname, count, ...], ...]`.
@@ -18,7 +18,7 @@ private func snapshot(_ seq: Int, _ rooms: [(String, [(String, Int)])]) -> RESPV
 }
 
 @Test func eventsWaitForTheSnapshotAndOnlyNewerOnesApply() {
-    let presence = ClusterPresence()
+    let presence = ClusterPresence(node: "node-self")
     #expect(presence.awaitsSnapshot)
     presence.received(event(4, "hall", 1, "ann"))
     presence.received(event(5, "hall", 1, "bob"))
@@ -35,7 +35,7 @@ private func snapshot(_ seq: Int, _ rooms: [(String, [(String, Int)])]) -> RESPV
 }
 
 @Test func aResyncTurnsTheDifferenceIntoJoinsAndLeaves() {
-    let presence = ClusterPresence()
+    let presence = ClusterPresence(node: "node-self")
     presence.snapshot(snapshot(1, [("hall", [("node-a\nann", 1), ("node-b\nbob", 2)])]))
     _ = presence.view.flush()
     presence.resync()
@@ -47,8 +47,27 @@ private func snapshot(_ seq: Int, _ rooms: [(String, [(String, Int)])]) -> RESPV
 }
 
 @Test func aSecondSnapshotWhileLiveIsDropped() {
-    let presence = ClusterPresence()
+    let presence = ClusterPresence(node: "node-self")
     presence.snapshot(snapshot(3, [("hall", [("node-a\nann", 1)])]))
     presence.snapshot(snapshot(7, []))
     #expect(presence.view.snapshot.map(\.users) == [["ann"]])
+}
+
+@Test func chatGroupsGoToTheChatServiceWithoutThisNodesOwn() {
+    let presence = ClusterPresence(node: "node-self")
+    var changes: [String] = []
+    var snapshots: [[String: [String: Int]]] = []
+    presence.chatChanged = { changes.append("\($0) \($1) \($2)") }
+    presence.chatSnapshot = { snapshots.append($0) }
+    presence.snapshot(snapshot(2, [
+        ("chat:g1", [("node-a\nu1", 1), ("node-b\nu1", 1), ("node-self\nu2", 1)]),
+        ("hall", [("node-a\nann", 1)]),
+    ]))
+    #expect(snapshots == [["g1": ["u1": 2]]], "two other nodes have u1; this node's own u2 is not another's")
+    #expect(presence.view.snapshot.map(\.name) == ["hall"], "chat groups are not rooms")
+    presence.received(event(3, "chat:g1", 1, "u3", node: "node-b"))
+    presence.received(event(4, "chat:g1", 1, "u4", node: "node-self"))
+    presence.received(event(5, "chat:g1", -1, "u1", node: "node-a"))
+    #expect(changes == ["g1 u3 true", "g1 u1 false"])
+    #expect(presence.view.snapshot.map(\.name) == ["hall"])
 }
