@@ -366,3 +366,22 @@ def test_who_is_online_in_a_group_spans_the_nodes_and_a_killed_node_leaves_it(st
     event = ada.expect_event("presence", group=gid, left=lambda left: bob_id in left)
     assert event["online"] == 1
     assert ada.ok("subscribe", group=gid)["group"]["online"] == [ada.user["id"]]
+
+
+def test_a_node_restarted_on_its_folder_reads_on_from_where_it_stopped(start_server, start_redis):
+    redis = start_redis()
+    first, second = start_cluster(start_server, redis, 2, env=UNLIMITED)
+    (writer, reader), gid = spread_group([first, second], ["Writer", "Reader"])
+    texts = [writer.send_text(gid, f"before {number}")["text"] for number in range(20)]
+    eventually(lambda: len(full_history(reader, gid)) == 20, "the messages on the second node")
+    folder = second.data
+    second.stop(signal.SIGKILL)
+    texts += [writer.send_text(gid, f"while away {number}")["text"] for number in range(20)]
+    again = start_server("--redis", redis.url, env=UNLIMITED, data=folder)
+    wait_ready(again)
+    back = connect_as(again, reader.token)
+    assert [message["text"] for message in full_history(back, gid)] == texts
+    assert full_history(back, gid) == full_history(writer, gid)
+    back.subscribe(gid)
+    sent = writer.send_text(gid, "after")
+    assert back.expect_event("message", message=lambda m: m["id"] == sent["id"])
