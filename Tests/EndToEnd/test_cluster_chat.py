@@ -54,6 +54,17 @@ def full_history(client, gid):
         before = reply["messages"][0]["id"]
 
 
+def assert_has_everything(newcomer, writer, gid, texts):
+    """`newcomer`, on a node that came late or came back, has the whole history of `gid`, the
+    same as `writer`'s node, and gets the next message live."""
+    history = full_history(newcomer, gid)
+    assert [message["text"] for message in history] == texts
+    assert history == full_history(writer, gid)
+    newcomer.subscribe(gid)
+    sent = writer.send_text(gid, "live")
+    assert newcomer.expect_event("message", message=lambda m: m["id"] == sent["id"])
+
+
 def message_events(client, count):
     """The next `count` message events' (user, text), in arrival order."""
     return [(event["message"]["user"], event["message"]["text"])
@@ -334,13 +345,7 @@ def test_a_snapshot_trims_the_journal_and_a_late_node_starts_from_it(start_serve
     for node in (first, second):
         assert metric(node, "switchboard_store_snapshot_bytes") > 0, "no checkpoint: the snapshot read nothing from disk"
     late = start_cluster(start_server, redis, 1, env=env)[0]
-    late_reader = connect_as(late, client.token)
-    assert [message["text"] for message in full_history(late_reader, gid)] == texts
-    assert full_history(late_reader, gid) == full_history(reader, gid)
-    # Live traffic goes on across all three.
-    late_reader.subscribe(gid)
-    sent = client.send_text(gid, "after the snapshot")
-    assert late_reader.expect_event("message", message=lambda m: m["id"] == sent["id"])
+    assert_has_everything(connect_as(late, client.token), client, gid, texts)
 
 
 def test_who_is_online_in_a_group_spans_the_nodes_and_a_killed_node_leaves_it(start_server, start_redis):
@@ -379,9 +384,4 @@ def test_a_node_restarted_on_its_folder_reads_on_from_where_it_stopped(start_ser
     texts += [writer.send_text(gid, f"while away {number}")["text"] for number in range(20)]
     again = start_server("--redis", redis.url, env=UNLIMITED, data=folder)
     wait_ready(again)
-    back = connect_as(again, reader.token)
-    assert [message["text"] for message in full_history(back, gid)] == texts
-    assert full_history(back, gid) == full_history(writer, gid)
-    back.subscribe(gid)
-    sent = writer.send_text(gid, "after")
-    assert back.expect_event("message", message=lambda m: m["id"] == sent["id"])
+    assert_has_everything(connect_as(again, reader.token), writer, gid, texts)
