@@ -19,22 +19,31 @@ extension ClusterJournal {
     static let piecesPerRead = 16
 
     /// Looks for a snapshot newer than `position` and applies it, then calls `next`; without
-    /// one, or when it cannot be read, calls `next` at once (reading the journal from
-    /// `position` is then still right, only longer).
+    /// one, calls `next` at once. A snapshot that cannot be read (another node replaced it
+    /// meanwhile, or the connection broke) is tried again a second later: the journal behind it
+    /// may be trimmed, so reading on from `position` could leave a hole in the history.
     func loadSnapshot(then next: @escaping () -> Void) {
+        let epoch = readerEpoch
         reader.send(["HMGET", Self.snapshotKey, "id", "key", "pieces"]) { [unowned self] result in
-            guard case .success(.array(let fields?)) = result, fields.count == 3, let id = fields[0].text,
+            // A connection lost meanwhile starts again from its `ready`.
+            guard case .success(let answer) = result, epoch == readerEpoch else { return }
+            guard case .array(let fields?) = answer, fields.count == 3, let id = fields[0].text,
                   let key = fields[1].text, let pieces = fields[2].text.flatMap({ Int($0) })
             else { return next() }
             noteSnapshot(id)
             guard Self.compare(id, position) > 0 else { return next() }
             logger.info("loading the cluster's snapshot", metadata: ["id": "\(id)", "pieces": "\(pieces)"])
             loadPieces(key, from: 0, count: pieces) { [unowned self] loaded in
+                guard epoch == readerEpoch else { return }
                 if loaded {
                     position = id
                     savePosition()
+                    return next()
                 }
-                next()
+                snapshotRetry = server.loop.schedule(afterMilliseconds: 1000) { [unowned self] in
+                    snapshotRetry = nil
+                    if epoch == readerEpoch { loadSnapshot(then: next) }
+                }
             }
         }
     }
@@ -44,8 +53,7 @@ extension ClusterJournal {
         let end = min(count, start + Self.piecesPerRead) - 1
         reader.send(["LRANGE", key, String(start), String(end)]) { [unowned self] result in
             guard case .success(.array(let items?)) = result, items.count == end - start + 1 else {
-                logger.warning("the cluster's snapshot could not be read: reading the whole journal instead",
-                               metadata: ["result": "\(result)"])
+                logger.warning("the cluster's snapshot could not be read: trying again", metadata: ["result": "\(result)"])
                 return finished(false)
             }
             for item in items {
@@ -113,7 +121,7 @@ extension ClusterJournal {
     }
 
     /// Makes the list ARGV[1] the snapshot ARGV[2] of entry ARGV[3] with ARGV[4] pieces (-1:
-    /// abandoned), unless a newer one exists; deletes the one before and trims the journal
+    /// abandoned), unless the list lost a piece or a newer snapshot exists; deletes the one before and trims the journal
     /// behind it; releases the lock of ARGV[5]. Answers 1 when the snapshot was made.
     static let commitScript = """
         local function older(a, b)
@@ -125,7 +133,8 @@ extension ClusterJournal {
         local made = 0
         local previous = redis.call('HGET', '\(snapshotKey)', 'id')
         local old = redis.call('HGET', '\(snapshotKey)', 'key')
-        if tonumber(ARGV[4]) >= 0 and (not previous or older(previous, ARGV[3])) then
+        local complete = tonumber(ARGV[4]) == 0 or redis.call('LLEN', ARGV[1]) == tonumber(ARGV[4])
+        if tonumber(ARGV[4]) >= 0 and complete and (not previous or older(previous, ARGV[3])) then
           if tonumber(ARGV[4]) > 0 then redis.call('RENAME', ARGV[1], ARGV[2]) end
           redis.call('HSET', '\(snapshotKey)', 'id', ARGV[3], 'key', ARGV[2], 'pieces', ARGV[4])
           if old and old ~= ARGV[2] then redis.call('DEL', old) end

@@ -52,10 +52,13 @@ final class ClusterJournal: Flushable {
     /// The highest ticket the service was told is durable or failed.
     private var answered: UInt64 = 0
     /// A read is on its way; the reader has reached the end of the stream since the writer's
-    /// connection was last made.
+    /// connection was last made (the reader asks again at least every second, so it notices
+    /// within a second of a new writer connection).
     private var reading = false
     var caughtUp = false
     private var writerEpoch = 0
+    /// Counts the reader's connections made and lost, so work begun on one that is gone stops.
+    var readerEpoch = 0
     /// The shared token secret is known (or configured).
     private var hasSecret: Bool
     /// Entries of other nodes applied, and appends that failed (`/metrics`).
@@ -69,6 +72,8 @@ final class ClusterJournal: Flushable {
     /// This node is writing a snapshot.
     var isSnapshotting = false
     var snapshotTimer: UInt64?
+    /// A snapshot that could not be loaded is tried again by this timer.
+    var snapshotRetry: UInt64?
 
     init(server: Server, url: RedisURL, node: String, service: ChatService<ChatDelivery>, store: Store,
          position: String?, secretConfigured: Bool, snapshotEntries: Int, logger: Logger) {
@@ -89,14 +94,18 @@ final class ClusterJournal: Flushable {
             writerEpoch += 1
             caughtUp = false
             if !hasSecret { shareSecret() }
-            if reader.isReady && !reading { read() }
         }
         writer.down = { [unowned self] _ in
             caughtUp = false
             update()
         }
-        reader.ready = { [unowned self] in loadSnapshot { [unowned self] in read() } }
+        reader.ready = { [unowned self] in
+            readerEpoch += 1
+            loadSnapshot { [unowned self] in read() }
+        }
         reader.down = { [unowned self] _ in
+            readerEpoch += 1
+            reading = false
             caughtUp = false
             update()
         }
@@ -118,8 +127,9 @@ final class ClusterJournal: Flushable {
     }
 
     func close() {
-        if let snapshotTimer { server.loop.cancel(timer: snapshotTimer) }
+        for timer in [snapshotTimer, snapshotRetry].compactMap({ $0 }) { server.loop.cancel(timer: timer) }
         snapshotTimer = nil
+        snapshotRetry = nil
         writer.close()
         reader.close()
     }
@@ -160,7 +170,7 @@ final class ClusterJournal: Flushable {
     // MARK: Reading
 
     private func read() {
-        guard reader.isReady else { return }
+        guard reader.isReady, !reading else { return }
         reading = true
         let epoch = writerEpoch
         reader.send(["XREAD", "COUNT", String(Self.readCount), "BLOCK", "1000", "STREAMS", Self.stream, position]) { [unowned self] result in
