@@ -254,9 +254,20 @@ extension ChatService {
         let gid = try request.required("group")
         _ = try memberGroup(gid, uid)
         reply(session, request)
+        broadcast(Self.typingEvent(gid, uid), group: gid, except: session.client)
+        onTyping?(gid, uid)
+    }
+
+    /// Cluster mode: `uid` is typing in `gid` on another node; this node's subscribers hear it.
+    public func remoteTyping(_ gid: String, _ uid: String) {
+        guard state.groups[gid]?.members.contains(uid) == true else { return }
+        broadcast(Self.typingEvent(gid, uid), group: gid)
+    }
+
+    private static func typingEvent(_ gid: String, _ uid: String) -> [UInt8] {
         var event = JSONWriter(op: "typing")
         event.string("group", gid)
         event.string("user", uid)
-        broadcast(event.finished(), group: gid, except: session.client)
+        return event.finished()
     }
 }

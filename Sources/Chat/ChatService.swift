@@ -39,6 +39,9 @@ public final class ChatService<Transport: ChatTransport> {
     /// Cluster mode: told when a user comes online in a group on this node (true) or is no
     /// longer online here (false), for the other nodes.
     public var onLocalPresence: ((String, String, Bool) -> Void)?
+    /// Cluster mode: told when a user on this node is typing in a group (group, user), for the
+    /// subscribers on other nodes.
+    public var onTyping: ((String, String) -> Void)?
     /// Per group, the users whose online state changed since the last `flushPresence`, with
     /// the state they had before the first change, so a join and a leave within one window
     /// cancel out.

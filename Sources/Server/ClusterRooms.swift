@@ -48,6 +48,8 @@ final class ClusterRooms {
 
     static let channelPrefix = "switchboard:room:"
     static let presenceChannel = "switchboard:presence"
+    /// `typing` in chat groups, as `node\ngroup\nuser` (not stored, so not in the journal).
+    static let typingChannel = "switchboard:typing"
     /// Who is in every room on every node (the presence API, stream and webhook).
     let presence: ClusterPresence
 
@@ -77,10 +79,17 @@ final class ClusterRooms {
             presence.chatChanged = { gid, uid, joined in service.remotePresence(gid, uid, joined: joined) }
             presence.chatSnapshot = { service.replaceRemotePresence($0) }
             service.onLocalPresence = { [unowned self] gid, uid, online in countChat(gid, uid, online: online) }
+            service.onTyping = { [unowned self] gid, uid in
+                guard client.isReady else { return }
+                client.send(["PUBLISH", ClusterRooms.typingChannel, "\(node)\n\(gid)\n\(uid)"])
+            }
+            subscriber.subscribe(ClusterRooms.typingChannel)
         }
         subscriber.message = { [unowned self] channel, payload in
             if channel == ClusterRooms.presenceChannel {
                 presence.received(payload)
+            } else if channel == ClusterRooms.typingChannel {
+                typed(payload)
             } else {
                 received(channel, payload)
             }
@@ -147,6 +156,13 @@ final class ClusterRooms {
         default:
             break
         }
+    }
+
+    /// A user of another node is typing in a chat group: this node's subscribers of it hear it.
+    private func typed(_ payload: [UInt8]) {
+        let parts = payload.split(separator: 10, maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].elementsEqual(node.utf8) else { return }
+        server.chat?.service?.remoteTyping(String(decoding: parts[1], as: UTF8.self), String(decoding: parts[2], as: UTF8.self))
     }
 
     // MARK: Joins and leaves

@@ -151,3 +151,20 @@ private final class TwoNodes {
     #expect(h.call(h.connect("again"), ["op": "auth", "token": .string(ada.token)]).code == "unavailable")
     #expect(h.service.validSession(ada.token) == nil)
 }
+
+@Test func typingOnAnotherNodeReachesThisNodesSubscribersOfMembersOnly() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let bob = h.user("bob")
+    let gid = h.group("Team", owner: ada.client, members: [bob.client])
+    h.call(ada.client, ["op": "subscribe", "group": .string(gid)])
+    var told: [String] = []
+    h.service.onTyping = { told.append("\($0) \($1)") }
+    h.call(bob.client, ["op": "typing", "group": .string(gid)])
+    #expect(told == ["\(gid) \(bob.id)"])
+    _ = h.events(ada.client)
+    h.service.remoteTyping(gid, bob.id)
+    #expect(h.events(ada.client).map { $0["op"] } == ["typing"])
+    h.service.remoteTyping(gid, "stranger")
+    #expect(h.events(ada.client).isEmpty)
+}

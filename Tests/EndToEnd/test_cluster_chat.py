@@ -157,12 +157,15 @@ def test_members_on_three_nodes_get_every_message_once_in_one_order_and_one_hist
     assert len(histories[0]) == 3 * per_sender
 
 
-def test_receipts_and_membership_changes_reach_subscribers_on_other_nodes(start_server, start_redis):
+def test_receipts_typing_and_membership_changes_reach_subscribers_on_other_nodes(start_server, start_redis):
     redis = start_redis()
     nodes = start_cluster(start_server, redis, 2, env=UNLIMITED)
     (owner, guest), gid = spread_group(nodes, ["Owner", "Guest"])
     owner.subscribe(gid)
     guest.subscribe(gid)
+    owner.ok("typing", group=gid)
+    assert guest.expect_event("typing", group=gid)["user"] == owner.user["id"]
+    owner.no_event("typing", within=0.3)
     message = owner.send_text(gid, "hello")
     assert guest.expect_event("message")["message"]["id"] == message["id"]
     guest.ok("receipt", group=gid, message=message["id"])
