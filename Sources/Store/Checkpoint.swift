@@ -21,6 +21,9 @@ final class Checkpoint {
     let segmentBytes: Int
     /// The fields whose values index each message record by idempotency key (nil: none).
     let keyFields: IdempotencyFields?
+    /// `keyFields`' names as JSON strings, as they stand in a record's bytes.
+    private let ownerName: [UInt8]
+    private let keyName: [UInt8]
     let logger: Logger
     /// What `commit` deletes for retention; set by the store's owner through `Store.retention`.
     var retention = MessageRetention()
@@ -77,6 +80,8 @@ final class Checkpoint {
         self.documents = documents
         self.segmentBytes = segmentBytes
         self.keyFields = keyFields
+        ownerName = keyFields.map { JSONValue.string($0.owner).serialized } ?? []
+        keyName = keyFields.map { JSONValue.string($0.key).serialized } ?? []
         self.logger = logger
     }
 
@@ -162,6 +167,33 @@ final class Checkpoint {
             group.set(mid, (value.map(\.serialized), key))
             pending[gid] = group
         }
+    }
+
+    /// Folds in a line that set message `mid` of `gid` to `value` (its bytes as the journal
+    /// has them, which are the record's: `MessageLine`), as `apply` would, without parsing it.
+    func applyWholeMessage(_ gid: String, _ mid: String, _ value: UnsafeRawBufferPointer) {
+        var group = pending.removeValue(forKey: gid) ?? PendingGroup()
+        group.exists = true
+        group.set(mid, (Array(value), idempotencyKey(value)))
+        pending[gid] = group
+    }
+
+    /// The idempotency key of a record's bytes: its `keyFields` strings, found by scanning
+    /// the object's members and parsing only those two values.
+    private func idempotencyKey(_ value: UnsafeRawBufferPointer) -> IdempotencyKey? {
+        guard let keyFields, let members = try? JSONSpans.members(value, in: 0..<value.count) else { return nil }
+        var owner: String?
+        var key: String?
+        for member in members {
+            let name = UnsafeRawBufferPointer(rebasing: value[member.key])
+            if name.elementsEqual(ownerName) {
+                owner = try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: value[member.value])).stringValue
+            } else if name.elementsEqual(keyName) {
+                key = try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: value[member.value])).stringValue
+            }
+        }
+        guard let owner, let key else { return nil }
+        return IdempotencyKey(owner: owner, key: key)
     }
 
     private func applyAtRoot(_ mutation: Mutation) throws(StoreError) {

@@ -37,7 +37,9 @@ extension Store {
         let path = layout.rotatedJournal(generation)
         let outcome: Checkpoint.Outcome
         do throws(StoreError) {
-            let replay = try Store.replayJournal(path: path) { mutation throws(StoreError) in try checkpoint.apply(mutation) }
+            let replay = try Store.replayJournal(path: path, wholeMessage: checkpoint.applyWholeMessage) { mutation throws(StoreError) in
+                try checkpoint.apply(mutation)
+            }
             if replay.tornBytes > 0 {
                 logger.warning("ignored a torn last line of \(replay.tornBytes) bytes in \(path)")
             }

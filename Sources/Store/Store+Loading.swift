@@ -243,7 +243,13 @@ extension Store {
 
     /// Calls `apply` with every mutation of the journal at `path`, without changing the file.
     /// Zero bytes at the end are the unused part of a spare journal's zeros, not a torn line.
-    static func replayJournal(path: String, apply: (Mutation) throws(StoreError) -> Void) throws(StoreError) -> Replay {
+    /// With `wholeMessage`, a line that sets one whole message (`MessageLine`) goes there as
+    /// its group, id and value bytes instead of being parsed: for a checkpoint's journal, which
+    /// this process wrote.
+    static func replayJournal(
+        path: String, wholeMessage: ((String, String, UnsafeRawBufferPointer) -> Void)? = nil,
+        apply: (Mutation) throws(StoreError) -> Void
+    ) throws(StoreError) -> Replay {
         guard let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) else { return Replay() }
         let bytes: [UInt8]
         do throws(StoreError) {
@@ -258,7 +264,8 @@ extension Store {
         while end > 0 && bytes[end - 1] == 0 { end -= 1 }
         let result: Result<Void, StoreError> = bytes.withUnsafeBytes { raw in
             Result { () throws(StoreError) in
-                try replayLines(UnsafeRawBufferPointer(rebasing: raw[..<end]), path: path, apply: apply, replay: &replay)
+                try replayLines(UnsafeRawBufferPointer(rebasing: raw[..<end]), path: path, wholeMessage: wholeMessage, apply: apply,
+                                replay: &replay)
             }
         }
         try result.get()
@@ -266,7 +273,8 @@ extension Store {
     }
 
     private static func replayLines(
-        _ raw: UnsafeRawBufferPointer, path: String, apply: (Mutation) throws(StoreError) -> Void, replay: inout Replay
+        _ raw: UnsafeRawBufferPointer, path: String, wholeMessage: ((String, String, UnsafeRawBufferPointer) -> Void)?,
+        apply: (Mutation) throws(StoreError) -> Void, replay: inout Replay
     ) throws(StoreError) {
         var lineStart = 0
         var lineNumber = 0
@@ -284,6 +292,12 @@ extension Store {
             let line = UnsafeRawBufferPointer(rebasing: raw[lineStart..<lineEnd])
             lineStart = lineEnd + 1
             if line.isEmpty {
+                replay.goodLength = lineStart
+                continue
+            }
+            if let wholeMessage, let (group, id, range) = MessageLine.parse(line) {
+                wholeMessage(group, id, UnsafeRawBufferPointer(rebasing: line[range]))
+                replay.lines += 1
                 replay.goodLength = lineStart
                 continue
             }

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import JSON
+@testable import Store
+
+private func parsed(_ line: [UInt8]) -> (group: String, id: String, value: [UInt8])? {
+    line.withUnsafeBytes { raw in
+        MessageLine.parse(raw).map { ($0.group, $0.id, Array(raw[$0.value])) }
+    }
+}
+
+/// A line as the store writes it, without its newline.
+private func line(_ mutation: Mutation) -> [UInt8] {
+    Array(mutation.journalLine.dropLast())
+}
+
+@Test func aWholeMessageLineGivesItsGroupIdAndTheRecordsBytes() throws {
+    let value: JSONValue = ["message": "say \"hi\"\n", "user": "u1", "createdAt": 7, "clientId": "c1", "receivedBy": ["u2": 9]]
+    let found = try #require(parsed(line(.set(path: ["Messages", "g-1", "-M00000001"], value: value))))
+    #expect(found.group == "g-1")
+    #expect(found.id == "-M00000001")
+    #expect(found.value == value.serialized)
+}
+
+@Test func everyOtherLineIsLeftToTheParser() {
+    let message: JSONValue = ["message": "x", "user": "u1"]
+    let others: [[UInt8]] = [
+        line(.set(path: ["Messages", "g\"1", "m1"], value: message)),
+        line(.set(path: ["Messages", "g1", "m\u{1}"], value: message)),
+        line(.set(path: ["Messages", "g1", "m1", "receivedBy", "u2"], value: 5)),
+        line(.set(path: ["Messages", "g1"], value: ["m1": message])),
+        line(.set(path: ["Users", "u1"], value: ["name": "Ada"])),
+        line(.set(path: ["Messages", "g1", "m1"], value: nil)),
+        line(.set(path: ["Messages", "g1", "m1"], value: "text")),
+        line(.merge(path: ["Messages", "g1", "m1"], value: ["message": "y"])),
+        line(.delete(path: ["Messages", "g1", "m1"])),
+        Array(#"{"path":["Messages","g1","m1"],"op":"set","value":{"user":"u1"}}"#.utf8),
+        Array(#"{"op":"set","path":["Messages","","m1"],"value":{"user":"u1"}}"#.utf8),
+        Array(#"{"op":"set","path":["Messages","g1","m1"],"value":{"user":"u1"}"#.utf8),
+        Array(#"{"op":"set","path":["Messages","g1","m1"]}"#.utf8),
+        Array(#"{"op":"set","path":["Messages","g1"#.utf8),
+    ]
+    for other in others {
+        #expect(parsed(other) == nil, "\(String(decoding: other, as: UTF8.self))")
+    }
+}
+
+@Test func aCheckpointsReplayHandsWholeMessagesOnAsBytesAndTheRestAsMutations() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let mutations: [Mutation] = [
+        .set(path: ["Users", "u1"], value: ["name": "Ada"]),
+        .set(path: ["Messages", "g1", "m1"], value: ["message": "é \\ \"q\"", "user": "u1", "clientId": "c1"]),
+        .set(path: ["Messages", "g1", "m1", "receivedBy", "u2"], value: 5),
+        .set(path: ["Messages", "g2", "m2"], value: ["imageUrl": "https://x/y.png", "user": "u2"]),
+        .delete(path: ["Messages", "g1", "m1"]),
+    ]
+    let path = folder.file("journal.jsonl")
+    folder.write("journal.jsonl", mutations.flatMap(\.journalLine))
+    var events: [String] = []
+    let replay = try Store.replayJournal(path: path, wholeMessage: { group, id, value in
+        events.append("message \(group) \(id) \(String(decoding: value, as: UTF8.self))")
+    }) { mutation in
+        events.append("mutation \(String(decoding: mutation.journalLine.dropLast(), as: UTF8.self))")
+    }
+    #expect(replay.lines == mutations.count)
+    #expect(events == [
+        "mutation " + String(decoding: line(mutations[0]), as: UTF8.self),
+        "message g1 m1 " + String(decoding: (try #require(mutations[1].value)).serialized, as: UTF8.self),
+        "mutation " + String(decoding: line(mutations[2]), as: UTF8.self),
+        "message g2 m2 " + String(decoding: (try #require(mutations[3].value)).serialized, as: UTF8.self),
+        "mutation " + String(decoding: line(mutations[4]), as: UTF8.self),
+    ])
+}
+
+@Test func aCheckpointOfWholeMessagesKeepsTheirRecordsAndKeys() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let fields = IdempotencyFields(owner: "user", key: "clientId")
+    let (store, _) = try openStore(folder, idempotencyFields: fields)
+    for number in 0..<50 {
+        store.append([.set(path: ["Messages", "g", "m\(100 + number)"],
+                           value: ["message": .string("n \(number) \"q\""), "user": "u1", "clientId": .string("c\(number)")])])
+    }
+    store.append([.set(path: ["Messages", "g", "m100", "receivedBy", "u2"], value: 3)])
+    let waiter = CheckpointWaiter(store)
+    store.compact()
+    waiter.wait()
+    let found = try store.read(.sentBy(IdempotencyKey(owner: "u1", key: "c7")))
+    #expect(found.records.map(\.id) == ["m107"])
+    #expect(found.records.first?.value["message"] == "n 7 \"q\"")
+    let first = try store.read(.one(group: "g", id: "m100"))
+    #expect(first.records.first?.value["receivedBy"]?["u2"] == 3)
+    store.close()
+}
+
+private extension Mutation {
+    var value: JSONValue? {
+        if case .set(_, let value) = self { return value }
+        return nil
+    }
+}
