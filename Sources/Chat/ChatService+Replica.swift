@@ -31,6 +31,13 @@ extension ChatService {
     private func applyReplicated(_ mutation: Mutation, ticket: UInt64) {
         let path = mutation.path
         if path.first == "Messages" { return applyMessageChange(mutation, ticket: ticket) }
+        if path.count == 4, path[0] == "Auth", path[2] == "revoked", case .set(_, let expiry) = mutation, !expiry.isNull {
+            // A logout on another node: the connections here that signed in with that token
+            // are signed out with it, as on the node that revoked it.
+            _ = state.applyToRecord(mutation)
+            for session in userSessions[path[1]]?.values.filter({ $0.sessionID == path[3] }) ?? [] { detach(session) }
+            return
+        }
         guard path.count == 4, path[0] == "Groups", path[2] == "userList" else {
             _ = state.applyToRecord(mutation)
             return

@@ -61,6 +61,8 @@ final class ClusterJournal: Flushable {
     var readerEpoch = 0
     /// The shared token secret is known (or configured).
     private var hasSecret: Bool
+    /// The token secret is the cluster's, kept in Redis (`authSecret` is not configured).
+    private let sharesSecret: Bool
     /// Entries of other nodes applied, and appends that failed (`/metrics`).
     private(set) var appliedEntries = 0
     private(set) var failedAppends = 0
@@ -84,6 +86,7 @@ final class ClusterJournal: Flushable {
         self.logger = logger
         self.position = position ?? "0-0"
         hasSecret = secretConfigured
+        sharesSecret = !secretConfigured
         origin = Array("\(node)/\(Crypto.randomHex(8))".utf8)
         writer = RedisClient(url: url, loop: server.loop, logger: logger, name: "journal")
         reader = RedisClient(url: url, loop: server.loop, logger: logger, name: "journal reader")
@@ -93,7 +96,7 @@ final class ClusterJournal: Flushable {
         writer.ready = { [unowned self] in
             writerEpoch += 1
             caughtUp = false
-            if !hasSecret { shareSecret() }
+            if sharesSecret { shareSecret() }
         }
         writer.down = { [unowned self] _ in
             caughtUp = false
@@ -235,9 +238,9 @@ final class ClusterJournal: Flushable {
 
     // MARK: The token secret
 
-    /// Makes the cluster's token secret this node's: the one in Redis, or a new one if Redis has
-    /// none (the first node, or a Redis that lost its data: the secret this node had then
-    /// becomes everyone's).
+    /// Makes the cluster's token secret this node's, at every new connection: the one in Redis,
+    /// or if Redis has none (the first node, or a Redis that lost its data) the one this node
+    /// has, or a new one, which then becomes everyone's.
     private func shareSecret() {
         let candidate = service.secret.isEmpty ? Crypto.randomHex(32) : String(decoding: service.secret, as: UTF8.self)
         writer.send(["SET", Self.secretKey, candidate, "NX"])

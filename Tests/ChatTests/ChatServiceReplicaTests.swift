@@ -168,3 +168,15 @@ private final class TwoNodes {
     h.service.remoteTyping(gid, "stranger")
     #expect(h.events(ada.client).isEmpty)
 }
+
+@Test func aLogoutOnAnotherNodeSignsOutTheConnectionsThatUsedTheToken() throws {
+    let nodes = try TwoNodes()
+    let ada = nodes.origin.user("ada")
+    nodes.replicate()
+    let adaThere = nodes.replica.connect("ada-there", token: ada.token)
+    #expect(nodes.replica.call(adaThere, ["op": "groups"])["op"] == "ok")
+    nodes.origin.call(ada.client, ["op": "logout"])
+    nodes.replicate()
+    #expect(nodes.replica.call(adaThere, ["op": "groups"]).code == "unauthorized")
+    #expect(nodes.replica.service.validSession(ada.token) == nil)
+}

@@ -91,7 +91,9 @@ def test_a_token_from_one_node_signs_in_on_every_node_and_a_logout_revokes_it_ev
         other.close()
     login = ChatClient(nodes[2])
     assert login.ok("login", email=client.email, password=client.password)["user"]["id"] == user["id"]
+    elsewhere = connect_as(nodes[1], token)
     client.ok("logout")
+    eventually(lambda: elsewhere.request("groups").get("code") == "unauthorized", "the connection elsewhere signed out")
 
     def refused():
         probe = ChatClient(nodes[1])
