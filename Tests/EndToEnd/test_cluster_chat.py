@@ -390,3 +390,25 @@ def test_a_node_restarted_on_its_folder_reads_on_from_where_it_stopped(start_ser
     again = start_server("--redis", redis.url, env=UNLIMITED, data=folder)
     wait_ready(again)
     assert_has_everything(connect_as(again, reader.token), writer, gid, texts)
+
+
+def test_after_redis_comes_back_empty_the_nodes_go_on_with_the_history_they_have(start_server, start_redis):
+    redis = start_redis()
+    nodes = start_cluster(start_server, redis, 2, env=UNLIMITED)
+    (first, second), gid = spread_group(nodes, ["First", "Second"])
+    texts = [first.send_text(gid, f"before {number}")["text"] for number in range(10)]
+    eventually(lambda: len(full_history(second, gid)) == 10, "the messages on the second node")
+    redis.restart()
+    for node in nodes:
+        wait_ready(node)
+    # The nodes wrote the token secret back: the second node, restarted on its folder after
+    # that, signs in with it the tokens the first node made before.
+    nodes[1].stop(signal.SIGKILL)
+    again = start_server("--redis", redis.url, env=UNLIMITED, data=nodes[1].data)
+    wait_ready(again)
+    second = connect_as(again, second.token)
+    assert connect_as(again, first.token).user["id"] == first.user["id"]
+    second.subscribe(gid)
+    texts.append(send_until_stored(first, gid, "after", "after")["text"])
+    assert second.expect_event("message", message=lambda m: m["text"] == "after")
+    assert [message["text"] for message in full_history(second, gid)] == texts
