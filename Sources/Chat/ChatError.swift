@@ -38,7 +38,8 @@ public struct ChatError: Error, Sendable, Equatable, CustomStringConvertible {
     static let noSuchGroup = ChatError(.notFound, "no such group")
     static let notMember = ChatError(.forbidden, "you are not a member of this group")
     static let hashingBusy = ChatError(.rateLimited, "the server is busy checking passwords; try again in a second")
-    static let clusterUnavailable = ChatError(
+    static let emailTaken = ChatError(.conflict, "this email is already registered; log in instead")
+    public static let clusterUnavailable = ChatError(
         .unavailable, "this node cannot reach the cluster's store (Redis) right now; try again in a moment")
     static let storeFailed = ChatError(.unavailable, "the change could not be saved; try again later")
 }

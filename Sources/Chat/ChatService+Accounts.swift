@@ -15,7 +15,7 @@ extension ChatService {
         let name = try Self.validName(request.required("name"), what: "name")
         let avatar = try validURL(request.string("avatar"), what: "avatar")
         guard state.emails[email] == nil, !reservedEmails.contains(email) else {
-            throw ChatError(.conflict, "this email is already registered; log in instead")
+            throw ChatError.emailTaken
         }
         guard signupRate.admit(session.address, now: clock.monotonicNanoseconds()) else {
             let wait = signupRate.secondsUntilToken(session.address, now: clock.monotonicNanoseconds())
@@ -24,27 +24,48 @@ extension ChatService {
         reservedEmails.insert(email)
         let iterations = configuration.passwordIterations
         let started = transport.performBlocking({ PasswordHash.make(password, iterations: iterations) }, then: { [self] hash in
-            reservedEmails.remove(email)
-            let now = clock.milliseconds()
-            let uid = ids.next(milliseconds: now)
-            let user = ChatUser(name: name, avatar: avatar, createdAt: now)
-            let credentials = ChatAuth(email: email, passwordHash: hash)
-            state.users[uid] = user
-            state.auth[uid] = credentials
-            state.emails[email] = uid
-            let mutations: [Mutation] = [
-                .set(path: ["Users", uid], value: user.treeValue),
-                .set(path: ["Auth", uid], value: credentials.treeValue(now: 0)),
-            ]
-            commit(mutations) { [self] succeeded in
-                guard succeeded else { return fail(session, request.id, .storeFailed) }
-                signIn(session, request, uid)
+            let uid = ids.next(milliseconds: clock.milliseconds())
+            claim(email, for: uid) { [self] refusal in
+                reservedEmails.remove(email)
+                if let refusal { return fail(session, request.id, refusal) }
+                let now = clock.milliseconds()
+                let user = ChatUser(name: name, avatar: avatar, createdAt: now)
+                let credentials = ChatAuth(email: email, passwordHash: hash)
+                state.users[uid] = user
+                state.auth[uid] = credentials
+                state.emails[email] = uid
+                let mutations: [Mutation] = [
+                    .set(path: ["Users", uid], value: user.treeValue),
+                    .set(path: ["Auth", uid], value: credentials.treeValue(now: 0)),
+                ]
+                commit(mutations) { [self] succeeded in
+                    guard succeeded else {
+                        releaseEmail?(email, uid)
+                        return fail(session, request.id, .storeFailed)
+                    }
+                    signIn(session, request, uid)
+                }
             }
         })
         guard started else {
             reservedEmails.remove(email)
             signupRate.refund(session.address)
             throw ChatError.hashingBusy
+        }
+    }
+
+    /// Cluster mode: makes `email` the new account `uid`'s across the cluster before it is
+    /// stored (`claimEmail`), so two nodes cannot both sign the same email up. `done` gets nil,
+    /// or the error to answer: `conflict` when another account has it, `unavailable` without
+    /// Redis. On a single node the state's own check (in `signup`) is all there is.
+    private func claim(_ email: String, for uid: String, _ done: @escaping (ChatError?) -> Void) {
+        guard let claimEmail else { return done(nil) }
+        claimEmail(email, uid) { result in
+            switch result {
+            case .success(true): done(nil)
+            case .success(false): done(.emailTaken)
+            case .failure(let error): done(error)
+            }
         }
     }
 

@@ -42,6 +42,11 @@ public final class ChatService<Transport: ChatTransport> {
     /// Cluster mode: told when a user on this node is typing in a group (group, user), for the
     /// subscribers on other nodes.
     public var onTyping: ((String, String) -> Void)?
+    /// Cluster mode: claims an email for a new account (email, user id) across the cluster:
+    /// true when it is this account's now, false when another account has it. `releaseEmail`
+    /// gives a claim back when the account could not be stored.
+    public var claimEmail: ((String, String, @escaping (Result<Bool, ChatError>) -> Void) -> Void)?
+    public var releaseEmail: ((String, String) -> Void)?
     /// Per group, the users whose online state changed since the last `flushPresence`, with
     /// the state they had before the first change, so a join and a leave within one window
     /// cancel out.

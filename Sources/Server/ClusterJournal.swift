@@ -28,6 +28,11 @@ import Store
 final class ClusterJournal: Flushable {
     static let stream = "switchboard:journal"
     static let secretKey = "switchboard:secret"
+    /// `switchboard:email:<email>` holds the id of the account that has the email, so two nodes
+    /// cannot both sign it up (`SET NX`); given back, if still the same account's, when the
+    /// account could not be stored.
+    static let emailPrefix = "switchboard:email:"
+    static let releaseScript = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
     /// Where the local tree keeps the id of the last entry applied.
     static let positionPath = ["Cluster", "journal"]
     /// Entries asked for per read: large enough that catching up on a million is a few hundred
@@ -93,6 +98,18 @@ final class ClusterJournal: Flushable {
         service.isReplicated = true
         service.acceptsChanges = false
         store.onAppend = { [unowned self] ticket, lines in appended(ticket, lines) }
+        service.claimEmail = { [unowned self] email, uid, done in
+            writer.send(["SET", Self.emailPrefix + email, uid, "NX"]) { result in
+                switch result {
+                case .success(.simple("OK")): done(.success(true))
+                case .success: done(.success(false))
+                case .failure: done(.failure(.clusterUnavailable))
+                }
+            }
+        }
+        service.releaseEmail = { [unowned self] email, uid in
+            writer.send(["EVAL", Self.releaseScript, "1", Self.emailPrefix + email, uid])
+        }
         writer.ready = { [unowned self] in
             writerEpoch += 1
             caughtUp = false

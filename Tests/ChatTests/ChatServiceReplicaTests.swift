@@ -180,3 +180,36 @@ private final class TwoNodes {
     #expect(nodes.replica.call(adaThere, ["op": "groups"]).code == "unauthorized")
     #expect(nodes.replica.service.validSession(ada.token) == nil)
 }
+
+@Test func aSignupClaimsItsEmailAcrossTheClusterFirst() throws {
+    let h = try Harness()
+    var claims: [String: String] = ["taken@example.com": "someone"]
+    var released: [String] = []
+    var reachable = true
+    h.service.claimEmail = { email, uid, done in
+        guard reachable else { return done(.failure(.clusterUnavailable)) }
+        guard claims[email] == nil else { return done(.success(false)) }
+        claims[email] = uid
+        done(.success(true))
+    }
+    h.service.releaseEmail = { email, _ in released.append(email) }
+    func signup(_ email: String) -> JSONValue {
+        h.call(h.connect(email), ["op": "signup", "email": .string(email), "password": "password-1", "name": "N"])
+    }
+    #expect(signup("taken@example.com").code == "conflict")
+    #expect(h.service.state.emails["taken@example.com"] == nil)
+    let ok = signup("new@example.com")
+    #expect(ok["op"] == "ok")
+    #expect(claims["new@example.com"] == ok["user"]?["id"]?.stringValue)
+    reachable = false
+    #expect(signup("later@example.com").code == "unavailable")
+    #expect(h.service.state.emails["later@example.com"] == nil)
+    reachable = true
+    // A claim whose account could not be stored is given back.
+    let client = h.connect("failing")
+    h.service.received(client, text: (["op": "signup", "id": "s", "email": "fails@example.com", "password": "password-1",
+                                       "name": "F"] as JSONValue).serialized)
+    h.service.failed(through: UInt64.max)
+    #expect(h.transport.take(client).first?.code == "unavailable")
+    #expect(released == ["fails@example.com"])
+}

@@ -8,7 +8,7 @@ import time
 import urllib.error
 import urllib.request
 
-from chat_client import ChatClient, connect_as, signup
+from chat_client import ChatClient, connect_as, signup, unique_email
 from conftest import PATIENCE
 from test_cluster_rooms import start_cluster, wait_ready
 
@@ -412,3 +412,17 @@ def test_after_redis_comes_back_empty_the_nodes_go_on_with_the_history_they_have
     texts.append(send_until_stored(first, gid, "after", "after")["text"])
     assert second.expect_event("message", message=lambda m: m["text"] == "after")
     assert [message["text"] for message in full_history(second, gid)] == texts
+
+
+def test_one_email_signed_up_on_two_nodes_at_once_makes_one_account(start_server, start_redis):
+    redis = start_redis()
+    nodes = start_cluster(start_server, redis, 2, env=UNLIMITED)
+    for attempt in range(10):
+        email = unique_email(f"race{attempt}")
+        clients = [ChatClient(node) for node in nodes]
+        ids = [client.submit("signup", email=email, password="correct horse", name="Racer") for client in clients]
+        replies = [client.wait_reply(request_id) for client, request_id in zip(clients, ids)]
+        outcomes = sorted(reply.get("code", reply["op"]) for reply in replies)
+        assert outcomes == ["conflict", "ok"], replies
+        for client in clients:
+            client.close()
