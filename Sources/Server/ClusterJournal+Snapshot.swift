@@ -92,9 +92,36 @@ extension ClusterJournal {
     }
 
     /// Writes the state as of `position` to a new list and makes it the snapshot.
-    private func writeSnapshot(owner: String) {
+    /// A node whose data folder served a single node (it has a history and no journal
+    /// position) and that finds the cluster empty (no snapshot, no journal) makes its history
+    /// the cluster's: a snapshot before the journal's first entry, which every node that
+    /// comes after starts from. Runs once, when the node has first caught up.
+    func seedIfFirst() {
+        guard let seed = historyToSeed else { return }
+        historyToSeed = nil
+        guard seed else { return }
+        let owner = String(decoding: origin, as: UTF8.self)
+        writer.send(["EVAL", Self.seedScript, "0", owner]) { [unowned self] result in
+            guard case .success(.integer(1)) = result else { return }
+            logger.notice("this node's history becomes the cluster's: the cluster had none")
+            writeSnapshot(owner: owner, id: Self.seedId)
+        }
+    }
+
+    /// The id of a seeding snapshot: before any entry.
+    static let seedId = "0-1"
+
+    /// Takes the snapshot lock for ARGV[1] when the cluster has neither a snapshot nor a
+    /// journal entry: 1 when taken.
+    static let seedScript = """
+        if redis.call('EXISTS', '\(snapshotKey)') == 1 or redis.call('XLEN', '\(stream)') > 0 then return 0 end
+        if redis.call('SET', '\(lockKey)', ARGV[1], 'NX', 'PX', '600000') then return 1 end
+        return 0
+        """
+
+    private func writeSnapshot(owner: String, id: String? = nil) {
         isSnapshotting = true
-        let id = position
+        let id = id ?? position
         let key = "\(Self.snapshotKey):\(id)"
         let building = key + ":new"
         var pieces = 0

@@ -64,10 +64,17 @@ final class ClusterJournal: Flushable {
     private var writerEpoch = 0
     /// Counts the reader's connections made and lost, so work begun on one that is gone stops.
     var readerEpoch = 0
+    /// Where the token secret comes from: `authSecret`, the same on every node, or Redis,
+    /// where this node proposes its data folder's secret (the cluster's if it is the first).
+    enum Secret {
+        case configured
+        case proposed([UInt8])
+    }
+
     /// The shared token secret is known (or configured).
     private var hasSecret: Bool
-    /// The token secret is the cluster's, kept in Redis (`authSecret` is not configured).
-    private let sharesSecret: Bool
+    /// The data folder's secret, for Redis when it has none; nil when `authSecret` is set.
+    private let proposedSecret: [UInt8]?
     /// Entries of other nodes applied, and appends that failed (`/metrics`).
     private(set) var appliedEntries = 0
     private(set) var failedAppends = 0
@@ -79,19 +86,29 @@ final class ClusterJournal: Flushable {
     /// This node is writing a snapshot.
     var isSnapshotting = false
     var snapshotTimer: UInt64?
+    /// Whether this node came with a history but no journal position (its folder served a
+    /// single node), until it has looked for an empty cluster to give it to (`seedIfFirst`).
+    var historyToSeed: Bool?
     /// A snapshot that could not be loaded is tried again by this timer.
     var snapshotRetry: UInt64?
 
     init(server: Server, url: RedisURL, node: String, service: ChatService<ChatDelivery>, store: Store,
-         position: String?, secretConfigured: Bool, snapshotEntries: Int, logger: Logger) {
+         position: String?, secret: Secret, snapshotEntries: Int, logger: Logger) {
         self.server = server
         self.snapshotEntries = snapshotEntries
         self.service = service
         self.store = store
         self.logger = logger
         self.position = position ?? "0-0"
-        hasSecret = secretConfigured
-        sharesSecret = !secretConfigured
+        historyToSeed = position == nil && !(service.state.users.isEmpty && service.state.groups.isEmpty)
+        switch secret {
+        case .configured:
+            hasSecret = true
+            proposedSecret = nil
+        case .proposed(let bytes):
+            hasSecret = false
+            proposedSecret = bytes
+        }
         origin = Array("\(node)/\(Crypto.randomHex(8))".utf8)
         writer = RedisClient(url: url, loop: server.loop, logger: logger, name: "journal")
         reader = RedisClient(url: url, loop: server.loop, logger: logger, name: "journal reader")
@@ -113,7 +130,7 @@ final class ClusterJournal: Flushable {
         writer.ready = { [unowned self] in
             writerEpoch += 1
             caughtUp = false
-            if sharesSecret { shareSecret() }
+            if let proposedSecret { shareSecret(proposing: proposedSecret) }
         }
         writer.down = { [unowned self] _ in
             caughtUp = false
@@ -202,6 +219,7 @@ final class ClusterJournal: Flushable {
                     caughtUp = true
                     logger.info("caught up with the cluster's journal", metadata: ["position": "\(position)"])
                     update()
+                    seedIfFirst()
                 }
                 read()
             case .failure(let error):
@@ -257,10 +275,10 @@ final class ClusterJournal: Flushable {
 
     /// Makes the cluster's token secret this node's, at every new connection: the one in Redis,
     /// or if Redis has none (the first node, or a Redis that lost its data) the one this node
-    /// has, or a new one, which then becomes everyone's.
-    private func shareSecret() {
-        let candidate = service.secret.isEmpty ? Crypto.randomHex(32) : String(decoding: service.secret, as: UTF8.self)
-        writer.send(["SET", Self.secretKey, candidate, "NX"])
+    /// has, else `proposed`, which then becomes everyone's.
+    private func shareSecret(proposing proposed: [UInt8]) {
+        let candidate = service.secret.isEmpty ? proposed : service.secret
+        writer.send([Array("SET".utf8), Array(Self.secretKey.utf8), candidate, Array("NX".utf8)])
         writer.send(["GET", Self.secretKey]) { [unowned self] result in
             guard case .success(let value) = result, let secret = value.bytes, !secret.isEmpty else {
                 logger.warning("the cluster's token secret could not be read", metadata: ["result": "\(result)"])

@@ -39,10 +39,9 @@ extension Server {
         let journalPosition = opened.tree["Cluster"]?["journal"]?.stringValue
         let state = ChatState(tree: opened.tree, storedCounts: store.storedMessageCounts)
         let secret: [UInt8]
-        if let configured = configuration.authSecret, !configured.isEmpty {
+        let configuredSecret = configuration.authSecret.map { !$0.isEmpty } ?? false
+        if let configured = configuration.authSecret, configuredSecret {
             secret = Array(configured.utf8)
-        } else if configuration.redis != nil {
-            secret = []
         } else {
             do {
                 secret = try store.readOrCreateSecret()
@@ -61,7 +60,9 @@ extension Server {
         mediaFiles.removeFiles(keeping: Set(state.media.keys))
         let endpoint = ChatDelivery(server: self)
         let service = ChatService(
-            state: state, store: store, transport: endpoint, secret: secret,
+            // In cluster mode without `authSecret` the secret is the cluster's, known once the
+            // node reaches Redis; the folder's own is what this node proposes if it is the first.
+            state: state, store: store, transport: endpoint, secret: configuration.redis == nil || configuredSecret ? secret : [],
             configuration: chatConfiguration, logger: logger)
         endpoint.attach(service)
         service.onPresenceChange = { [unowned self] change in presenceChanged(change) }
@@ -75,7 +76,8 @@ extension Server {
             // node's copy of the cluster's history (docs/cluster.md, "One history").
             clusterJournal = ClusterJournal(
                 server: self, url: redis, node: nodeId, service: service, store: store, position: journalPosition,
-                secretConfigured: !secret.isEmpty, snapshotEntries: configuration.snapshotEntries, logger: logger)
+                secret: configuredSecret ? .configured : .proposed(secret), snapshotEntries: configuration.snapshotEntries,
+                logger: logger)
             store.onFailure = { [logger] ticket, error in
                 logger.error("this node's copy of the history could not be written", metadata: ["ticket": "\(ticket)", "error": "\(error)"])
             }

@@ -426,3 +426,20 @@ def test_one_email_signed_up_on_two_nodes_at_once_makes_one_account(start_server
         assert outcomes == ["conflict", "ok"], replies
         for client in clients:
             client.close()
+
+
+def test_a_single_nodes_folder_seeds_an_empty_cluster(start_server, start_redis):
+    single = start_server(env=UNLIMITED)
+    owner, token, _ = signup(single, "Owner")
+    gid = owner.ok("create", name="from before")["group"]["id"]
+    texts = [owner.send_text(gid, f"single {number}")["text"] for number in range(30)]
+    folder = single.data
+    single.stop()
+    redis = start_redis()
+    first = start_server("--redis", redis.url, env=UNLIMITED, data=folder)
+    wait_ready(first)
+    eventually(lambda: redis_cli(redis, "HGET", "switchboard:snapshot", "id") == "0-1", "the seeding snapshot")
+    writer = connect_as(first, token)
+    texts.append(writer.send_text(gid, "in the cluster")["text"])
+    second, = start_cluster(start_server, redis, 1, env=UNLIMITED)
+    assert_has_everything(connect_as(second, token), writer, gid, texts)
