@@ -9,18 +9,25 @@ extension ChatService {
     /// (`message`, `receipt`, `member`). Returns false, changing nothing, when a line is not a
     /// mutation.
     public func applyReplica(_ lines: [UInt8]) -> Bool {
-        var mutations: [Mutation] = []
-        var start = 0
-        while start < lines.count {
-            let end = lines[start...].firstIndex(of: 10) ?? lines.count
-            do {
-                let value = try JSONValue.parse(Array(lines[start..<end]), limits: .trustedFile)
-                mutations.append(try Mutation(journalLine: value))
-            } catch {
-                logger.error("a change from the cluster's journal is not a mutation", metadata: ["error": "\(error)"])
-                return false
+        let parsed: Result<[Mutation], any Error> = lines.withUnsafeBytes { raw in
+            Result {
+                var mutations: [Mutation] = []
+                var start = 0
+                while start < raw.count {
+                    let end = raw[start...].firstIndex(of: 10) ?? raw.count
+                    let value = try JSONValue.parse(UnsafeRawBufferPointer(rebasing: raw[start..<end]), limits: .trustedFile)
+                    mutations.append(try Mutation(journalLine: value))
+                    start = end + 1
+                }
+                return mutations
             }
-            start = end + 1
+        }
+        let mutations: [Mutation]
+        switch parsed {
+        case .success(let all): mutations = all
+        case .failure(let error):
+            logger.error("a change from the cluster's journal is not a mutation", metadata: ["error": "\(error)"])
+            return false
         }
         guard !mutations.isEmpty else { return true }
         let ticket = store.append(replica: lines.last == 10 ? lines : lines + [10], mutationCount: mutations.count)

@@ -11,6 +11,7 @@ extension ChatState {
     mutating func applyToRecord(_ mutation: Mutation) -> Bool {
         let path = mutation.path
         guard path.count >= 2 else { return false }
+        if applyToMembership(mutation) { return true }
         let key = path[1]
         func changed(_ old: JSONValue?) -> JSONValue? {
             var root: JSONValue = .object(old.map { [key: $0] } ?? [:])
@@ -41,6 +42,31 @@ extension ChatState {
             }
             media[key] = changed(media[key]?.treeValue).flatMap(MediaRecord.init(treeValue:))
             if let new = media[key] { mediaUsage[new.owner, default: 0] += new.bytes }
+        default:
+            return false
+        }
+        return true
+    }
+}
+
+extension ChatState {
+    /// A join or a leave, `Groups/<gid>/userList/<uid>` or `Users/<uid>/groupList/<gid>` set
+    /// or deleted, changes one set in place: a group of 50,000 members is not rebuilt for it.
+    /// False for any other change.
+    private mutating func applyToMembership(_ mutation: Mutation) -> Bool {
+        let path = mutation.path
+        guard path.count == 4 else { return false }
+        let isMember: Bool
+        switch mutation {
+        case .set(_, let value): isMember = !value.isNull
+        case .delete: isMember = false
+        case .merge: return false
+        }
+        switch (path[0], path[2]) {
+        case ("Groups", "userList") where groups[path[1]] != nil:
+            if isMember { groups[path[1]]?.members.insert(path[3]) } else { groups[path[1]]?.members.remove(path[3]) }
+        case ("Users", "groupList") where users[path[1]] != nil:
+            if isMember { users[path[1]]?.groups.insert(path[3]) } else { users[path[1]]?.groups.remove(path[3]) }
         default:
             return false
         }
