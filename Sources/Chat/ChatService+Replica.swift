@@ -67,6 +67,10 @@ extension ChatService {
         switch mutation {
         case .set(_, let value) where path.count == 3 && !value.isNull:
             guard let message = ChatState.message(id: mid, value, users: state.users) else { return }
+            // Older than every message in memory while older ones lie on disk: one this node
+            // has (a snapshot or a journal read again over its history). The store has the
+            // line; memory keeps only the newest, and nobody hears of it again.
+            if let log = state.messages[gid], log.olderOnDisk > 0, let first = log.messages.first?.id, mid < first { return }
             let isNew = state.messages[gid]?.index(of: mid) == nil
             state.messages[gid, default: MessageLog()].insert(message, ticket: ticket)
             state.noteClientId(of: message, group: gid)

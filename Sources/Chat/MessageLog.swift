@@ -60,6 +60,7 @@ public struct MessageLog: Sendable, Equatable {
         guard let index = index(of: id) else { return }
         messages.remove(at: index)
         pinned[id] = nil
+        evictions += 1
     }
 
     /// The position of the message with `id`, if stored.

@@ -139,6 +139,12 @@ extension ClusterJournal {
                 isSnapshotting = false
                 if complete, !failed, case .success(.integer(1)) = result {
                     noteSnapshot(id)
+                    // A seeding snapshot lies ahead of a node that has read nothing: it holds
+                    // this node's state, so there is nothing in it to load back.
+                    if Self.compare(id, position) > 0 {
+                        position = id
+                        savePosition()
+                    }
                     logger.info("snapshot written", metadata: ["id": "\(id)", "pieces": "\(pieces)"])
                 } else {
                     logger.warning("the snapshot was not written", metadata: ["id": "\(id)", "result": "\(result)"])

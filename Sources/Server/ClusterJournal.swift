@@ -173,8 +173,9 @@ final class ClusterJournal: Flushable {
 
     // MARK: Writing
 
-    private func appended(_ ticket: UInt64, _ lines: [UInt8]) {
-        batch += lines
+    /// Under the store's queue lock: copies the lines into this iteration's entry.
+    private func appended(_ ticket: UInt64, _ lines: ArraySlice<UInt8>) {
+        batch.append(contentsOf: lines)
         batchTicket = ticket
         if !flushPending {
             flushPending = true
@@ -242,11 +243,13 @@ final class ClusterJournal: Flushable {
             var lines: [UInt8]?
             var index = 0
             while index + 1 < fields.count {
-                switch fields[index].text {
-                case "o": from = fields[index + 1].bytes
-                case "t": ticket = fields[index + 1].text.flatMap { UInt64($0) }
-                case "m": lines = fields[index + 1].bytes
-                default: break
+                if case .bulk(let name?) = fields[index], name.count == 1 {
+                    switch name[0] {
+                    case UInt8(ascii: "o"): from = fields[index + 1].bytes
+                    case UInt8(ascii: "t"): ticket = fields[index + 1].text.flatMap { UInt64($0) }
+                    case UInt8(ascii: "m"): lines = fields[index + 1].bytes
+                    default: break
+                    }
                 }
                 index += 2
             }

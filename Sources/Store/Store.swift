@@ -157,11 +157,11 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Cluster mode (docs/cluster.md): told of every append made through `append(_:)` or
-    /// `append(mutationCount:writingLines:)`, with its ticket and its journal lines, on the
-    /// appending thread after the queue lock is released, so the node can pass the change on
-    /// to the other nodes. Set it before the first append, on the thread that appends. Nil on a
-    /// single node, and then nothing is copied.
-    public var onAppend: ((UInt64, [UInt8]) -> Void)?
+    /// `append(mutationCount:writingLines:)`, with its ticket and its journal lines, so the node
+    /// can pass the change on to the other nodes. Called on the appending thread under the
+    /// queue lock, with the lines where they lie in the queue: it must copy them and return,
+    /// nothing more. Set it before the first append, on the thread that appends.
+    public var onAppend: ((UInt64, ArraySlice<UInt8>) -> Void)?
 
     /// Queues `mutations` as one unit and returns its ticket; tickets increase by one per call.
     ///
@@ -204,11 +204,8 @@ public final class Store: @unchecked Sendable {
         }
         let start = pending.bytes.count
         writeLines(&pending.bytes)
-        guard passedOn, let onAppend else { return queued(ticket: ticket, mutations: mutationCount) }
-        let lines = Array(pending.bytes[start...])
-        _ = queued(ticket: ticket, mutations: mutationCount)
-        onAppend(ticket, lines)
-        return ticket
+        if passedOn, let onAppend { onAppend(ticket, pending.bytes[start...]) }
+        return queued(ticket: ticket, mutations: mutationCount)
     }
 
     /// Records an append whose lines are already in `pending`, wakes the writer if it sleeps,

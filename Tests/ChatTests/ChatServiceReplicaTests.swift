@@ -14,7 +14,7 @@ private final class TwoNodes {
     init() throws {
         origin = try Harness()
         replica = try Harness()
-        origin.store.onAppend = { [unowned self] _, lines in entries.append(lines) }
+        origin.store.onAppend = { [unowned self] _, lines in entries.append(Array(lines)) }
     }
 
     /// Applies every entry the origin appended since the last call to the replica.
@@ -212,4 +212,30 @@ private final class TwoNodes {
     h.service.failed(through: UInt64.max)
     #expect(h.transport.take(client).first?.code == "unavailable")
     #expect(released == ["fails@example.com"])
+}
+
+@Test func aReplicaOfMessagesThisNodeKeepsOnDiskSendsNothingAndLeavesMemoryAsItIs() throws {
+    let nodes = try TwoNodes()
+    let ada = nodes.origin.user("ada")
+    let gid = nodes.origin.group("Team", owner: ada.client)
+    for number in 0..<10 {
+        nodes.origin.advance(1)
+        nodes.origin.call(ada.client, ["op": "send", "group": .string(gid), "text": .string("n\(number)")])
+    }
+    let entries = nodes.entries
+    nodes.replicate()
+    nodes.replica.checkpoint()
+    let log = try #require(nodes.replica.service.state.messages[gid])
+    #expect(log.olderOnDisk > 0)
+    let adaThere = nodes.replica.connect("ada-there", token: ada.token)
+    nodes.replica.call(adaThere, ["op": "subscribe", "group": .string(gid)])
+    _ = nodes.replica.events(adaThere)
+    // The whole journal again, as a snapshot loaded over this node's history brings it.
+    for lines in entries { #expect(nodes.replica.service.applyReplica(lines)) }
+    nodes.replica.settle()
+    #expect(nodes.replica.events(adaThere).filter { $0["op"] == "message" }.isEmpty)
+    #expect(nodes.replica.service.state.messages[gid]?.count == log.count)
+    let texts = nodes.replica.call(adaThere, ["op": "history", "group": .string(gid), "limit": 50])["messages"]?.arrayValue?
+        .compactMap { $0["text"]?.stringValue }
+    #expect(texts == (0..<10).map { "n\($0)" })
 }

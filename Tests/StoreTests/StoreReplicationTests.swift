@@ -7,7 +7,7 @@ import JSON
     defer { folder.remove() }
     let (store, _) = try openStore(folder)
     var passed: [(UInt64, [UInt8])] = []
-    store.onAppend = { passed.append(($0, $1)) }
+    store.onAppend = { passed.append(($0, Array($1))) }
     let user = Mutation.set(path: ["Users", "u1"], value: ["name": "Ada"])
     let message = messageMutation(group: "g1", id: "m1", text: "hi", at: 1)
     let first = store.append([user, message])
