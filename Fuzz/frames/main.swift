@@ -13,7 +13,8 @@ import WebSocket
 //   bit 6     frames limited to a quarter of the message limit
 //   bit 7     the server starts a close halfway through the input
 //
-// Invariants: the input fed whole, byte by byte and in split reads gives the same events; at
+// Invariants: the input fed whole, byte by byte, in split reads and in split reads inflated in
+// steps of one output chunk (as the server does under its inflation budget) gives the same events; at
 // most one `.closeConnection`, and nothing after it; text is valid UTF-8; no message passes the
 // limit; a pong answers at most 125 bytes; a compressed form passed on inflates, alone, to the
 // message it came with.
@@ -40,12 +41,24 @@ struct Setup {
     }
 }
 
+/// Feeds one read as the server does when `stepped`: with a budget of one byte of inflation a
+/// call, and the bytes a call leaves fed again until none are left and nothing is inflating.
+func feed(_ read: [UInt8], to connection: inout WebSocketConnection, stepped: Bool, into events: inout [WebSocketEvent]) {
+    guard stepped else { return read.withUnsafeBytes { connection.receive($0, into: &events) } }
+    var rest = read[...]
+    repeat {
+        var budget = 1
+        let consumed = rest.withUnsafeBytes { connection.receive($0, into: &events, inflationBudget: &budget) }
+        rest = rest.dropFirst(consumed)
+    } while !rest.isEmpty || connection.isInflating
+}
+
 /// Feeds the reads of `first`, optionally starts a close, then feeds the reads of `second`.
-func events(_ setup: Setup, _ first: [[UInt8]], _ second: [[UInt8]]) -> [WebSocketEvent] {
+func events(_ setup: Setup, _ first: [[UInt8]], _ second: [[UInt8]], stepped: Bool = false) -> [WebSocketEvent] {
     var connection = setup.makeConnection()
     var events: [WebSocketEvent] = []
     for read in first {
-        read.withUnsafeBytes { connection.receive($0, into: &events) }
+        feed(read, to: &connection, stepped: stepped, into: &events)
     }
     if setup.closesHalfway {
         let wasClosing = connection.isClosing
@@ -54,7 +67,7 @@ func events(_ setup: Setup, _ first: [[UInt8]], _ second: [[UInt8]]) -> [WebSock
         if let frame { events.append(.write(frame)) }
     }
     for read in second {
-        read.withUnsafeBytes { connection.receive($0, into: &events) }
+        feed(read, to: &connection, stepped: stepped, into: &events)
     }
     return events
 }
@@ -106,4 +119,6 @@ Fuzzer.run { data in
     let seed = bytes.reduce(0, ^)
     let split = events(setup, pieces(of: first, seed: seed), pieces(of: second, seed: seed &+ 1))
     precondition(whole == split, "split feeding differs:\n\(whole)\n\(split)")
+    let stepped = events(setup, pieces(of: first, seed: seed), pieces(of: second, seed: seed &+ 1), stepped: true)
+    precondition(whole == stepped, "inflating in steps differs:\n\(whole)\n\(stepped)")
 }

@@ -14,8 +14,40 @@ public final class MessageInflater: MessageDecompressor {
     private let stream: UnsafeMutablePointer<z_stream>
     /// Whether to forget the window after each message (`client_no_context_takeover`).
     private let noContextTakeover: Bool
-    /// Whether the message being inflated had a block with BFINAL set (a stream ended in it).
-    private var sawFinalBlock = false
+    /// A message in progress: its input, how far inflate has read it, and the output so far.
+    private struct Inflation {
+        var payload: [UInt8]
+        var limit: Int
+        /// Whether the payload is read and the trailer is being fed.
+        var inTrailer = false
+        /// Bytes of the current input (payload or trailer) inflate has consumed.
+        var offset = 0
+        var output: [UInt8]
+        /// Whether the message had a block with BFINAL set (a stream ended in it).
+        var sawFinalBlock = false
+    }
+
+    /// A message left unfinished, and the zlib stream it goes on in: a copy of its own when the
+    /// inflater keeps no context (it may be shared by other connections meanwhile), the
+    /// inflater's stream otherwise (the connection's alone).
+    private final class Paused: PendingInflation {
+        var inflation: Inflation
+        let stream: UnsafeMutablePointer<z_stream>
+        let ownsStream: Bool
+
+        init(_ inflation: Inflation, stream: UnsafeMutablePointer<z_stream>, ownsStream: Bool) {
+            self.inflation = inflation
+            self.stream = stream
+            self.ownsStream = ownsStream
+        }
+
+        deinit {
+            guard ownsStream else { return }
+            inflateEnd(stream)
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+        }
+    }
 
     /// The bytes RFC 7692 §7.2.2 has the receiver append: LEN and NLEN of an empty stored
     /// block, which end the sender's sync flush and so complete the message's last block.
@@ -32,6 +64,8 @@ public final class MessageInflater: MessageDecompressor {
     private enum Outcome {
         /// All input consumed, the stream goes on.
         case consumed
+        /// The output reached the step's budget; input or pending output remains.
+        case paused
         /// The deflate stream ended (a block with BFINAL set); `leftover` input bytes follow it.
         case streamEnd(leftover: Int)
         case tooLarge
@@ -61,31 +95,50 @@ public final class MessageInflater: MessageDecompressor {
         stream.deallocate()
     }
 
-    /// Inflates one whole compressed message (all its frames' payloads concatenated).
-    ///
-    /// Throws `.tooLarge` as soon as the output would pass `limit` bytes (before inflating
-    /// further), `.corrupt` on bad data, including a message that does not end on a block
-    /// boundary once the trailer is appended. After an error the stream is reset; the
-    /// connection is expected to close.
-    ///
     /// The message stands alone (`DecompressedMessage.standsAlone`) when the client compresses
     /// without context takeover and the message was one stream of non-final blocks ending on a
     /// sync flush, the form every inflater reads. A message ending in or restarting after a final
     /// block is valid too (§7.2.3.4) but is not passed on as it is.
-    public func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> DecompressedMessage {
+    public func decompress(_ payload: [UInt8], limit: Int, budget: Int) throws(DecompressionError) -> DecompressionStep {
         // zlib counts input in 32 bits; and `limit + 1` below must not overflow.
         guard payload.count <= Int(UInt32.max) else { throw .tooLarge }
         let limit = min(max(limit, 0), Int.max - 1)
-        sawFinalBlock = false
         var output: [UInt8] = []
         output.reserveCapacity(min(limit, max(payload.count * 4, 256)))
+        var inflation = Inflation(payload: payload, limit: limit, output: output)
+        return try run(&inflation, in: stream, paused: nil, budget: budget)
+    }
+
+    public func resume(_ pending: any PendingInflation, budget: Int) throws(DecompressionError) -> DecompressionStep {
+        guard let paused = pending as? Paused else { throw .corrupt }
+        var inflation = paused.inflation
+        // Taken out while it grows: with a second reference, every step would copy the output.
+        paused.inflation.output = []
+        return try run(&inflation, in: paused.stream, paused: paused, budget: budget)
+    }
+
+    /// One step of a message in `stream`: the message if it completes, or where it paused.
+    private func run(
+        _ current: inout Inflation,
+        in stream: UnsafeMutablePointer<z_stream>,
+        paused: Paused?,
+        budget: Int
+    ) throws(DecompressionError) -> DecompressionStep {
+        let stop = current.output.count + min(max(budget, 1), current.limit + 1 - current.output.count)
         let outcome = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.chunkSize) { chunk in
-            inflateMessage(payload, limit: limit, chunk: chunk, into: &output)
+            step(&current, in: stream, until: stop, chunk: chunk)
         }
         switch outcome {
+        case .paused:
+            if let paused {
+                paused.inflation = current
+                return .pending(paused)
+            }
+            return .pending(pause(current))
         case .consumed, .streamEnd:
             if noContextTakeover { inflateReset(stream) }
-            return DecompressedMessage(payload: output, standsAlone: noContextTakeover && !sawFinalBlock)
+            let standsAlone = noContextTakeover && !current.sawFinalBlock
+            return .done(DecompressedMessage(payload: current.output, standsAlone: standsAlone))
         case .tooLarge:
             inflateReset(stream)
             throw .tooLarge
@@ -95,60 +148,70 @@ public final class MessageInflater: MessageDecompressor {
         }
     }
 
-    /// Feeds the payload then the trailer, and checks the message ended between two blocks.
-    private func inflateMessage(
-        _ payload: [UInt8],
-        limit: Int,
-        chunk: UnsafeMutableBufferPointer<UInt8>,
-        into output: inout [UInt8]
-    ) -> Outcome {
-        let payloadOutcome = payload.withUnsafeBytes { feedAll($0, limit: limit, chunk: chunk, into: &output) }
-        // `.streamEnd` here is a payload ending exactly with a final block: the message is
-        // complete, and the trailer would only open a stream it cannot finish.
-        guard case .consumed = payloadOutcome else { return payloadOutcome }
-        let trailerOutcome = Self.trailer.withUnsafeBytes { feedAll($0, limit: limit, chunk: chunk, into: &output) }
-        switch trailerOutcome {
-        case .consumed:
-            // A well-formed message ends with a sync flush, so the trailer closes an empty stored
-            // block and inflate waits for the next block header; anywhere else means truncation.
-            return stream.pointee.data_type & Self.atBlockBoundary != 0 ? .consumed : .corrupt
-        case .streamEnd, .tooLarge, .corrupt:
-            return trailerOutcome
-        }
+    /// Sets a message aside. Without context takeover the stream is copied for it and reset,
+    /// free for the next message of any connection sharing this inflater.
+    private func pause(_ inflation: Inflation) -> Paused {
+        guard noContextTakeover else { return Paused(inflation, stream: stream, ownsStream: false) }
+        let copy = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        copy.initialize(to: z_stream())
+        let code = inflateCopy(copy, stream)
+        precondition(code == Z_OK, "inflateCopy failed with zlib code \(code): out of memory")
+        inflateReset(stream)
+        return Paused(inflation, stream: copy, ownsStream: true)
     }
 
-    /// Inflates all of `input`, starting a new stream after each block with BFINAL set.
+    /// Feeds the payload then the trailer until the message is complete or the output reaches
+    /// `stop`, and checks the message ended between two blocks.
     ///
     /// RFC 7692 §7.2.3.4 lets a sender end a message with a final block followed by a `00` byte,
     /// which with the trailer forms an empty stored block: the bytes after a stream's end are
     /// inflated as a new stream (after a final block the sender's compressor had to restart
-    /// too, so no window is lost). `.streamEnd(0)` reports a stream that ended with the input.
-    private func feedAll(
-        _ input: UnsafeRawBufferPointer,
-        limit: Int,
-        chunk: UnsafeMutableBufferPointer<UInt8>,
-        into output: inout [UInt8]
+    /// too, so no window is lost).
+    private func step(
+        _ current: inout Inflation,
+        in stream: UnsafeMutablePointer<z_stream>,
+        until stop: Int,
+        chunk: UnsafeMutableBufferPointer<UInt8>
     ) -> Outcome {
-        var remaining = input
         while true {
-            let outcome = feed(remaining, limit: limit, chunk: chunk, into: &output)
-            guard case .streamEnd(let leftover) = outcome else { return outcome }
-            sawFinalBlock = true
-            inflateReset(stream)
-            if leftover == 0 { return outcome }
-            remaining = UnsafeRawBufferPointer(rebasing: remaining.suffix(leftover))
+            let input = current.inTrailer ? Self.trailer : current.payload
+            let outcome = input.withUnsafeBytes { bytes in
+                feed(UnsafeRawBufferPointer(rebasing: bytes[current.offset...]), into: stream, limit: current.limit,
+                     until: stop, chunk: chunk, output: &current.output)
+            }
+            current.offset = input.count - Int(stream.pointee.avail_in)
+            switch outcome {
+            case .paused, .tooLarge, .corrupt:
+                return outcome
+            case .streamEnd(let leftover):
+                current.sawFinalBlock = true
+                inflateReset(stream)
+                // A payload ending exactly with a final block is complete: the trailer would
+                // only open a stream it cannot finish.
+                if leftover == 0 { return outcome }
+            case .consumed where !current.inTrailer:
+                current.inTrailer = true
+                current.offset = 0
+            case .consumed:
+                // A well-formed message ends with a sync flush, so the trailer closes an empty stored
+                // block and inflate waits for the next block header; anywhere else means truncation.
+                return stream.pointee.data_type & Self.atBlockBoundary != 0 ? .consumed : .corrupt
+            }
         }
     }
 
-    /// Inflates all of `input`, appending at most `limit + 1 - output.count` bytes to `output`.
+    /// Inflates `input`, appending at most `limit + 1 - output.count` bytes to `output`, until
+    /// the input is used up, the stream ends, or the output reaches `stop` (`.paused`).
     ///
     /// Asking zlib for one byte more than the limit allows is how "passes the limit" is
     /// detected without ever inflating further than that.
     private func feed(
         _ input: UnsafeRawBufferPointer,
+        into stream: UnsafeMutablePointer<z_stream>,
         limit: Int,
+        until stop: Int,
         chunk: UnsafeMutableBufferPointer<UInt8>,
-        into output: inout [UInt8]
+        output: inout [UInt8]
     ) -> Outcome {
         stream.pointee.next_in = input.baseAddress.map {
             UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: Bytef.self))
@@ -173,6 +236,7 @@ public final class MessageInflater: MessageDecompressor {
                 // Z_BUF_ERROR is "no progress possible": with room left, that means input ran out.
                 if stream.pointee.avail_out > 0 && stream.pointee.avail_in == 0 { return .consumed }
                 if code == Z_BUF_ERROR && stream.pointee.avail_out > 0 { return .corrupt }
+                if output.count >= stop { return .paused }
             default:
                 // Z_DATA_ERROR (invalid data), Z_NEED_DICT (impossible in raw mode), Z_MEM_ERROR.
                 return .corrupt

@@ -100,7 +100,7 @@ final class ChatDelivery: ChatTransport {
 
     func close(_ client: ConnectionHandle, code: UInt16, reason: String) {
         server.metrics.countClose(CloseCode(rawValue: code))
-        server.onHome(client) { connection in connection.close(code: CloseCode(rawValue: code), reason: reason) }
+        server.onHome(client) { connection in connection.fail(code: CloseCode(rawValue: code), reason: reason) }
     }
 
     func performBlocking<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) -> Bool {

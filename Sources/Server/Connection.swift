@@ -51,6 +51,21 @@ final class Connection: EventHandler, Flushable {
     /// and cost nothing (a flood of them took 40% of the loop's core, answered or not); the
     /// idle timeout of a stalled socket closes it all the same.
     private var readingPaused = false
+    /// Bytes that may still be read after the connection was failed for the peer's fault
+    /// (`fail`, or a protocol error), for the peer's close reply; nil until then. Once spent
+    /// the socket is not read again (RFC 6455 §7.1.7: a failed connection's data is not
+    /// processed): a flooder's bytes stay in the kernel and its sends stall, where reading
+    /// them until its close reply took a quarter of the loop's core at 1.8 GB/s. The peer's
+    /// hang-up or the close timeout ends the connection.
+    private var readAllowance: Int?
+    /// Bytes read while a compressed message was being inflated in steps
+    /// (`WebSocketConnection.isInflating`): they wait for the inflation to finish.
+    private var heldFrames: [UInt8] = []
+    /// What is left of this readiness event's `ConnectionLimits.inflationBudgetBytes`.
+    private var inflationBudget = 0
+    /// `readAllowance` once a connection is failed: a close reply and the frames the peer
+    /// had in flight fit many times over.
+    static let failedReadAllowance = 64 * 1024
     /// Pings in the second that began at `pingWindowStart` (loop time), against
     /// `ConnectionLimits.maxPingsPerSecond`.
     private var pingsInWindow = 0
@@ -98,9 +113,19 @@ final class Connection: EventHandler, Flushable {
         let buffer = loop.readBuffer
         var budget = owner.limits.readBudgetBytes
         messagesRead = 0
+        inflationBudget = owner.limits.inflationBudgetBytes
+        if isInflating {
+            resumeInflating()
+            if isInflating { return loop.readLater(fd) }
+        }
+        heldFrames = []
         while !lifecycle.isClosed {
             if socketFull, pendingPong != nil, !hangup {
                 readingPaused = true
+                return
+            }
+            if let allowance = readAllowance, allowance <= 0 {
+                if hangup { perform(lifecycle.ended()) }
                 return
             }
             guard budget > 0, messagesRead < owner.limits.readBudgetMessages else {
@@ -108,7 +133,8 @@ final class Connection: EventHandler, Flushable {
                 return
             }
             let count: Int
-            let window = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, budget)])
+            let window = UnsafeMutableRawBufferPointer(
+                rebasing: buffer[0..<min(buffer.count, budget, readAllowance ?? Int.max)])
             do {
                 guard let read = try Socket.read(fd, into: window) else { return }
                 count = read
@@ -122,9 +148,11 @@ final class Connection: EventHandler, Flushable {
                 return
             }
             budget -= count
+            readAllowance? -= count
             lifecycle.heard(at: owner.now)
             metrics.bytesIn += count
             receive(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            if isInflating { return loop.readLater(fd) }
             // A read that did not fill its window emptied the socket, and edge triggering
             // reports whatever arrives after it (more bytes, the peer's end of stream) as a new
             // event: the read that would only say "nothing more" is saved, one per request
@@ -136,7 +164,7 @@ final class Connection: EventHandler, Flushable {
     /// Bytes from the socket. While closing, only a WebSocket waiting for the peer's close reply
     /// still reads them; anything else is read and dropped until the peer's end of stream.
     private func receive(_ bytes: UnsafeRawBufferPointer) {
-        guard lifecycle.acceptsOutput || webSocket?.isAwaitingCloseReply == true else { return }
+        guard inputMatters else { return }
         guard let tls else { return process(bytes) }
         let plaintext: [UInt8]
         do {
@@ -161,11 +189,15 @@ final class Connection: EventHandler, Flushable {
     }
 
     func processWebSocket(_ bytes: UnsafeRawBufferPointer) {
-        webSocket!.receive(bytes, into: &events)
+        let consumed = webSocket!.receive(bytes, into: &events, inflationBudget: &inflationBudget)
+        if consumed < bytes.count { heldFrames.append(contentsOf: bytes[consumed...]) }
         guard !events.isEmpty else { return }
         for event in events {
             if case .closeConnection(let code, _) = event {
-                if code != .normalClosure && code != .goingAway { metrics.countClose(code) }
+                if code != .normalClosure && code != .goingAway {
+                    metrics.countClose(code)
+                    limitReading()
+                }
                 perform(lifecycle.finish(now: owner.now))
                 break
             }
@@ -174,6 +206,23 @@ final class Connection: EventHandler, Flushable {
             handle(event)
         }
         events.removeAll(keepingCapacity: events.capacity <= 64)
+    }
+
+    /// Whether a compressed message is being inflated in steps, or bytes wait behind one, and
+    /// the peer's input still matters.
+    private var isInflating: Bool {
+        (webSocket?.isInflating == true || !heldFrames.isEmpty) && inputMatters
+    }
+
+    /// While closing, only a WebSocket waiting for the peer's close reply still reads input.
+    private var inputMatters: Bool { lifecycle.acceptsOutput || webSocket?.isAwaitingCloseReply == true }
+
+    /// Goes on with the message being inflated, then the bytes held behind it, within this
+    /// event's inflation budget.
+    private func resumeInflating() {
+        let held = heldFrames
+        heldFrames = []
+        held.withUnsafeBytes { processWebSocket($0) }
     }
 
     private func handle(_ event: WebSocketEvent) {
@@ -368,6 +417,17 @@ final class Connection: EventHandler, Flushable {
     /// still in HTTP is dropped.
     func close(code: CloseCode, reason: String) {
         perform(lifecycle.close(code, reason: reason, now: owner.now))
+    }
+
+    /// Fails the connection for a peer that broke a limit (a flood, malformed requests): a close
+    /// frame with `code`, and at most `failedReadAllowance` more bytes read, for its close reply.
+    func fail(code: CloseCode, reason: String) {
+        limitReading()
+        close(code: code, reason: reason)
+    }
+
+    private func limitReading() {
+        readAllowance = min(readAllowance ?? Int.max, Self.failedReadAllowance)
     }
 
     /// Closes the socket now, without any more writes (the end of a shutdown).

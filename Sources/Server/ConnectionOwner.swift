@@ -68,6 +68,11 @@ struct ConnectionLimits {
     /// The bytes equal the loop's read buffer, so a steady reader costs no extra reads.
     var readBudgetBytes = 256 * 1024
     var readBudgetMessages = 64
+    /// Bytes of compressed messages one readiness event may inflate; an unfinished message
+    /// goes on when the loop comes back. zlib inflates a zip bomb (distance-1 matches) at
+    /// about 0.55 MB a millisecond here, so a bomb's megabyte is 16 steps of about 0.1 ms with
+    /// every other socket served in between, instead of one stretch of 2 to 8 ms.
+    var inflationBudgetBytes = 64 * 1024
     /// Pings a peer may send in one second; one more closes it with 1008. Clients ping every
     /// few seconds at most; a flood of them costs a frame parse each (the soak under attack
     /// measured 42% of the server's core for one flooder that read its pongs slowly).

@@ -86,7 +86,7 @@ final class RoomEndpoint: Endpoint {
                 }
                 return
             case .close:
-                connection.close(code: .policyViolation, reason: "rate limit exceeded")
+                connection.fail(code: .policyViolation, reason: "rate limit exceeded")
                 return
             }
             let loops = entry?.loops.load(ordering: .acquiring) ?? 0

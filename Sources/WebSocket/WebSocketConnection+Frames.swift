@@ -141,35 +141,65 @@ extension WebSocketConnection {
         }
     }
 
-    /// Delivers a complete data message: inflated if compressed, checked as text if text.
+    /// Delivers a complete data message, checked as text if text; a compressed one goes to
+    /// `continueInflating` first (`.inflating`).
     private mutating func finishMessage(into events: inout [WebSocketEvent]) throws(WebSocketError) {
         let opcode = messageOpcode
         let isCompressed = messageIsCompressed
-        var payload = message
+        let payload = message
         message = []
         messageOpcode = nil
         messageIsCompressed = false
-        guard sentCloseCode == nil else { return }
-        var compressed: [UInt8]?
-        if isCompressed, let decompressor {
-            let inflated: DecompressedMessage
-            do {
-                inflated = try decompressor.decompress(payload, limit: configuration.maxMessageSize)
-            } catch .tooLarge {
-                throw .messageTooBig
-            } catch {
-                throw .corruptCompressedMessage
-            }
-            if opcode == .text && !UTF8Validator.isValid(inflated.payload) {
-                throw .invalidUTF8
-            }
-            if inflated.standsAlone { compressed = payload }
-            payload = inflated.payload
-        } else if opcode == .text && !textValidator.isComplete {
+        guard sentCloseCode == nil, let opcode else { return }
+        if isCompressed, decompressor != nil {
+            inflating = Inflating(opcode: opcode, payload: payload)
+            readState = .inflating
+            return
+        }
+        if opcode == .text && !textValidator.isComplete {
             // A multi-byte sequence cut off by the end of the message.
             throw .invalidUTF8
         }
-        events.append(opcode == .text ? .text(payload, compressed: compressed) : .binary(payload, compressed: compressed))
+        events.append(opcode == .text ? .text(payload, compressed: nil) : .binary(payload, compressed: nil))
+    }
+
+    /// Inflates the compressed message further by about `budget` bytes (decremented), and
+    /// delivers it once complete. After our close it is dropped unfinished.
+    mutating func continueInflating(into events: inout [WebSocketEvent], budget: inout Int) throws(WebSocketError) {
+        guard sentCloseCode == nil, let current = inflating, let decompressor else {
+            inflating = nil
+            readState = .header
+            return
+        }
+        let inflated: DecompressedMessage
+        do {
+            let step = if let pending = current.pending {
+                try decompressor.resume(pending, budget: budget)
+            } else {
+                try decompressor.decompress(current.payload, limit: configuration.maxMessageSize, budget: budget)
+            }
+            switch step {
+            case .done(let done):
+                inflated = done
+            case .pending(let pending):
+                inflating?.pending = pending
+                budget = 0
+                return
+            }
+        } catch .tooLarge {
+            throw .messageTooBig
+        } catch {
+            throw .corruptCompressedMessage
+        }
+        budget -= min(budget, inflated.payload.count)
+        inflating = nil
+        readState = .header
+        if current.opcode == .text && !UTF8Validator.isValid(inflated.payload) {
+            throw .invalidUTF8
+        }
+        let compressed = inflated.standsAlone ? current.payload : nil
+        events.append(current.opcode == .text
+            ? .text(inflated.payload, compressed: compressed) : .binary(inflated.payload, compressed: compressed))
     }
 
     /// The closing handshake (§5.5.1, §7.1.5): validates the peer's close, answers it unless we

@@ -3,8 +3,9 @@ import Bytes
 /// The server side of one WebSocket connection: frame parsing, reassembly, validation and the
 /// closing handshake (RFC 6455 §5-§7), with no socket in sight.
 ///
-/// Bytes read from the socket go in through `receive(_:into:)`; messages, bytes to write and
-/// the instruction to close come out as `WebSocketEvent`s. A value type confined to the
+/// Bytes read from the socket go in through `receive(_:into:inflationBudget:)` (or
+/// `receive(_:into:)`, which inflates without a bound); messages, bytes to write and the
+/// instruction to close come out as `WebSocketEvent`s. A value type confined to the
 /// connection's event loop. Not `Sendable`: it holds the connection's decompressor, a class
 /// with zlib state that must stay on that loop too.
 ///
@@ -18,6 +19,17 @@ public struct WebSocketConnection {
         /// Reading the payload of `frame`; entered even for empty payloads so that finishing a
         /// frame happens in one place.
         case payload
+        /// Inflating a complete compressed message (`inflating`), in steps.
+        case inflating
+    }
+
+    /// A compressed message whose inflation is under way.
+    struct Inflating {
+        var opcode: Opcode
+        /// The compressed payload, passed on with the message when it stands alone.
+        var payload: [UInt8]
+        /// Where the decompressor left it, nil before the first step.
+        var pending: (any PendingInflation)?
     }
 
     /// The frame whose payload is being read, already validated.
@@ -48,6 +60,8 @@ public struct WebSocketConnection {
     var message: [UInt8] = []
     /// Validates an uncompressed text message as its bytes arrive, to fail before FIN.
     var textValidator = UTF8Validator()
+    /// The message being inflated while `readState` is `.inflating`.
+    var inflating: Inflating?
     /// The payload of the control frame being read (at most 125 bytes); capacity reserved once.
     var control: [UInt8]
 
@@ -75,20 +89,40 @@ public struct WebSocketConnection {
     /// because the reply completes the closing handshake.
     public var isAwaitingCloseReply: Bool { sentCloseCode != nil && !isFinished }
 
+    /// Whether a compressed message is being inflated: `receive` must be called again (with
+    /// the bytes it left, or none) before anything else happens on the connection.
+    public var isInflating: Bool { readState == .inflating }
+
     /// Feeds bytes read from the socket; appends the resulting events in order.
     ///
     /// After a `.closeConnection` event, further input is ignored.
     public mutating func receive(_ bytes: UnsafeRawBufferPointer, into events: inout [WebSocketEvent]) {
+        var unbounded = Int.max
+        _ = receive(bytes, into: &events, inflationBudget: &unbounded)
+    }
+
+    /// Feeds bytes read from the socket until they are used up or a compressed message has
+    /// taken `inflationBudget` bytes of output (decremented); returns how many bytes were
+    /// consumed. The rest, and an unfinished inflation (`isInflating`), wait for the next call:
+    /// a zip bomb's megabyte is spread over several of the loop's passes instead of one.
+    public mutating func receive(
+        _ bytes: UnsafeRawBufferPointer,
+        into events: inout [WebSocketEvent],
+        inflationBudget budget: inout Int
+    ) -> Int {
         var offset = 0
         while !isFinished {
             do throws(WebSocketError) {
                 switch readState {
+                case .inflating:
+                    guard budget > 0 else { return offset }
+                    try continueInflating(into: &events, budget: &budget)
                 case .header:
-                    guard offset < bytes.count else { return }
+                    guard offset < bytes.count else { return offset }
                     offset += try readHeader(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
                 case .payload:
                     if frame.remaining > 0 {
-                        guard offset < bytes.count else { return }
+                        guard offset < bytes.count else { return offset }
                         let count = min(frame.remaining, bytes.count - offset)
                         try readPayload(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)]))
                         offset += count
@@ -102,6 +136,7 @@ public struct WebSocketConnection {
                 fail(error, into: &events)
             }
         }
+        return bytes.count
     }
 
     /// Starts a server-initiated close (shutdown 1001, slow consumer 1008, idle timeout...).
@@ -130,7 +165,9 @@ public struct WebSocketConnection {
     /// Ends the connection's life and lets go of buffered data.
     mutating func finish() {
         isFinished = true
+        readState = .header
         message = []
+        inflating = nil
         partialHeader = []
     }
 }

@@ -99,6 +99,69 @@ private func decompressionError(_ body: () throws(DecompressionError) -> Decompr
     #expect(try inflater.decompress(compressed(conversation[1]), limit: 1 << 20).payload == conversation[1])
 }
 
+/// Inflates `payload` one step of `budget` at a time: the message and the number of steps.
+private func inSteps(
+    _ inflater: MessageInflater, _ payload: [UInt8], limit: Int = 1 << 20, budget: Int
+) throws(DecompressionError) -> (DecompressedMessage, steps: Int) {
+    var step = try inflater.decompress(payload, limit: limit, budget: budget)
+    var steps = 1
+    while true {
+        switch step {
+        case .done(let message): return (message, steps)
+        case .pending(let pending): step = try inflater.resume(pending, budget: budget)
+        }
+        steps += 1
+    }
+}
+
+@Test func inflatesInStepsOfTheBudget() throws {
+    let inflater = MessageInflater(windowBits: 15, noContextTakeover: false)
+    let client = MessageDeflater(windowBits: 15, noContextTakeover: false, memoryLevel: 8, level: 6)
+    for message in conversation + [Array(repeating: 7, count: 300_000)] {
+        let (inflated, steps) = try inSteps(inflater, client.compress(message), budget: 1)
+        // One output chunk (16 KiB) a step, and the context carried over to the next message.
+        #expect(inflated.payload == message)
+        #expect(steps == max(1, (message.count + 16383) / 16384))
+    }
+}
+
+@Test func aSharedInflaterServesOtherMessagesWhileOneIsSetAside() throws {
+    let shared = MessageInflater(windowBits: 15, noContextTakeover: true)
+    let big = Array(String(repeating: "a long message, inflated in steps; ", count: 4000).utf8)
+    guard case .pending(let pending) = try shared.decompress(compressed(big), limit: 1 << 20, budget: 1) else {
+        Issue.record("a message of 140 KB inflated in one step of 16 KiB")
+        return
+    }
+    // Another connection's messages go through the same inflater meanwhile.
+    for message in conversation {
+        #expect(try shared.decompress(compressed(message), limit: 1 << 20).payload == message)
+    }
+    var step = try shared.resume(pending, budget: 1)
+    while case .pending(let next) = step { step = try shared.resume(next, budget: 1) }
+    guard case .done(let inflated) = step else { return }
+    #expect(inflated.payload == big)
+    #expect(inflated.standsAlone)
+}
+
+@Test func stopsAZipBombInStepsAtTheLimit() throws {
+    let bomb = compressed([UInt8](repeating: 0, count: 10 << 20), level: 9)
+    let inflater = MessageInflater(windowBits: 15, noContextTakeover: true)
+    var steps = 0
+    let error = decompressionError { () throws(DecompressionError) in
+        var step = try inflater.decompress(bomb, limit: 1 << 20, budget: 64 * 1024)
+        steps = 1
+        while case .pending(let pending) = step {
+            step = try inflater.resume(pending, budget: 64 * 1024)
+            steps += 1
+        }
+        return try inflater.decompress(bomb, limit: 1 << 20)
+    }
+    // 16 steps of 64 KiB reach the limit; the 17th finds the byte past it.
+    #expect(error == .tooLarge)
+    #expect(steps == 16)
+    #expect(try inflater.decompress(compressed(conversation[1]), limit: 1 << 20).payload == conversation[1])
+}
+
 @Test func acceptsAMessageOfExactlyTheLimit() throws {
     let message = conversation[4]
     let payload = compressed(message)

@@ -116,6 +116,46 @@ def test_a_room_publisher_over_its_rate_is_told_then_closed(start_server):
         assert echo_works(server)
 
 
+def received_bytes(server):
+    metrics = urllib.request.urlopen(server.http + "/metrics", timeout=PATIENCE).read().decode()
+    return int(re.search(r"^switchboard_received_bytes_total (\d+)$", metrics, re.M).group(1))
+
+
+def test_a_flooder_is_not_read_after_its_close(start_server):
+    # RFC 6455 §7.1.7: once the server fails a connection it reads at most 64 KiB more (room for
+    # a close reply). A flooder that goes on sending fills the kernel's buffers and stalls; the
+    # close timeout then ends the connection. (Reading it until its close reply once took a
+    # quarter of the loop's core.)
+    server = start_server(env={"SWITCHBOARD_ROOM_MESSAGES_PER_SECOND": "20"})
+    flooder = RawClient(server.port, "/rooms/flood?notices=0")
+    message = RawClient.frame(0x1, b"f" * 1000)
+    flooder.sock.sendall(message * 100)
+    assert flooder.recv_close() == 1008
+    before = received_bytes(server)
+    flooder.sock.setblocking(False)
+    pushed, cap, batch = 0, 256 << 20, message * 64
+    while pushed < cap:
+        try:
+            pushed += flooder.sock.send(batch)
+        except BlockingIOError:
+            # The kernel takes nothing more: wait a second for room, then stop.
+            if not select.select([], [flooder.sock], [], 1.0)[1]:
+                break
+        except (BrokenPipeError, ConnectionResetError):
+            break
+    assert pushed < cap, "the server kept reading a connection it had failed"
+    assert received_bytes(server) - before <= 64 * 1024
+    flooder.sock.setblocking(True)
+    flooder.sock.settimeout(PATIENCE)
+    try:
+        while flooder.sock.recv(1 << 20):
+            pass
+    except ConnectionResetError:
+        pass
+    assert echo_works(server)
+    flooder.close()
+
+
 def test_every_socket_counts_against_max_connections(start_server):
     server = start_server(env={"SWITCHBOARD_MAX_CONNECTIONS": "4"})
     idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(4)]

@@ -218,3 +218,26 @@ def test_clients_without_context_takeover_share_an_inflater_without_mixing_their
     assert reader.recv_frame()[2] == one.encode()
     for client in (first, second, reader):
         client.close()
+
+
+def test_big_messages_are_inflated_in_steps_beside_a_zip_bomb_without_mixing(server):
+    # A message inflates at most 64 KiB per readiness event; an unfinished one sets a shared
+    # inflater's stream aside, and the frames behind it wait, so senders sharing the inflater
+    # keep their own messages and order while a zip bomb is inflated in steps next to them.
+    room = "/rooms/steps?notices=0"
+    offer = {"Sec-WebSocket-Extensions": "permessage-deflate; client_no_context_takeover"}
+    first, second = RawClient(server.port, room, headers=offer), RawClient(server.port, room, headers=offer)
+    bomber = RawClient(server.port, "/echo", headers={"Sec-WebSocket-Extensions": "permessage-deflate"})
+    reader = RawClient(server.port, room)
+    one, two = chat_text(600_000), "another " + chat_text(500_000)
+    first.sock.sendall(RawClient.frame(1, deflate_message(one), rsv=4) + RawClient.frame(1, b"one after"))
+    bomb = zlib.compressobj(9, zlib.DEFLATED, -15)
+    bomber.send(1, (bomb.compress(bytes(8 << 20)) + bomb.flush(zlib.Z_SYNC_FLUSH))[:-4], rsv=4)
+    second.sock.sendall(RawClient.frame(1, deflate_message(two), rsv=4) + RawClient.frame(1, b"two after"))
+    received = [reader.recv_frame()[2] for _ in range(4)]
+    assert sorted(received) == sorted([one.encode(), b"one after", two.encode(), b"two after"])
+    assert received.index(one.encode()) < received.index(b"one after")
+    assert received.index(two.encode()) < received.index(b"two after")
+    assert bomber.recv_close() == 1009
+    for client in (first, second, bomber, reader):
+        client.close()

@@ -278,6 +278,25 @@ private func unread(_ fd: Int32) -> Bool {
     #expect(received.suffix(3) == [0x8A, 1, 2])
 }
 
+@Test func aFailedConnectionReadsOnlyItsAllowanceThenWaitsForTheHangUp() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.upgrade()
+    pair.connection.fail(code: .policyViolation, reason: "rate limit exceeded")
+    let before = pair.owner.metrics.bytesIn
+    // The peer goes on sending: 100 KB of frames, more than the allowance.
+    pair.send(Array(repeating: clientFrame(0x1, Array(repeating: 0x66, count: 100)), count: 1000).flatMap { $0 })
+    pair.connection.readable(hangup: false)
+    #expect(pair.owner.metrics.bytesIn - before == Connection.failedReadAllowance)
+    #expect(unread(pair.connection.fd))
+    #expect(!pair.connection.lifecycle.isClosed)
+    // Its hang-up ends the connection without reading the rest.
+    shutdown(pair.peer, Int32(SHUT_WR))
+    pair.connection.readable(hangup: true)
+    #expect(pair.connection.lifecycle.isClosed)
+    #expect(pair.owner.metrics.bytesIn - before == Connection.failedReadAllowance)
+}
+
 @Test func aPeerOverThePingRateIsClosedWith1008() throws {
     let pair = try Pair()
     defer { pair.close() }

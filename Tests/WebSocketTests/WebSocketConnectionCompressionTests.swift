@@ -15,11 +15,27 @@ private final class FakeDecompressor: MessageDecompressor {
         self.standsAlone = standsAlone
     }
 
-    func decompress(_ payload: [UInt8], limit: Int) throws(DecompressionError) -> DecompressedMessage {
+    /// A message's output and how much of it has been produced.
+    final class Pending: PendingInflation {
+        let output: [UInt8]
+        var produced = 0
+
+        init(_ output: [UInt8]) { self.output = output }
+    }
+
+    func decompress(_ payload: [UInt8], limit: Int, budget: Int) throws(DecompressionError) -> DecompressionStep {
         received.append(payload)
         limits.append(limit)
+        return try resume(Pending(payload.reversed()), budget: budget)
+    }
+
+    /// Produces `budget` bytes of output a call, at least one.
+    func resume(_ pending: any PendingInflation, budget: Int) throws(DecompressionError) -> DecompressionStep {
         if let failure { throw failure }
-        return DecompressedMessage(payload: payload.reversed(), standsAlone: standsAlone)
+        guard let pending = pending as? Pending else { throw .corrupt }
+        pending.produced += min(max(budget, 1), pending.output.count - pending.produced)
+        guard pending.produced == pending.output.count else { return .pending(pending) }
+        return .done(DecompressedMessage(payload: pending.output, standsAlone: standsAlone))
     }
 }
 
@@ -113,4 +129,36 @@ private func compressedEvents(
     let decompressor = FakeDecompressor()
     _ = compressedEvents(bytes, decompressor: decompressor, configuration: configuration)
     #expect(decompressor.received.count == 1)
+}
+
+@Test func inflatesInStepsOfTheBudgetAndHoldsTheBytesBehind() {
+    let bytes = ClientFrame.make(opcode: 1, Array("abcdefgh".utf8), rsv: 0x40) + ClientFrame.text("next")
+    var connection = WebSocketConnection(configuration: WebSocketConfiguration(), decompressor: FakeDecompressor())
+    var events: [WebSocketEvent] = []
+    var rest = bytes[...]
+    var calls = 0
+    while !rest.isEmpty || connection.isInflating {
+        var budget = 3
+        let consumed = rest.withUnsafeBytes { connection.receive($0, into: &events, inflationBudget: &budget) }
+        rest = rest.dropFirst(consumed)
+        calls += 1
+        if connection.isInflating { #expect(events.isEmpty && budget == 0) }
+    }
+    // The 8 bytes take three calls of 3; the frame behind waits until the message is out.
+    #expect(calls == 3)
+    #expect(events == [.text(Array("hgfedcba".utf8), compressed: nil), .text(Array("next".utf8), compressed: nil)])
+}
+
+@Test func dropsAnUnfinishedInflationAfterOurClose() {
+    var connection = WebSocketConnection(configuration: WebSocketConfiguration(), decompressor: FakeDecompressor())
+    var events: [WebSocketEvent] = []
+    var budget = 2
+    let frame = ClientFrame.make(opcode: 2, [1, 2, 3, 4, 5, 6], rsv: 0x40)
+    _ = frame.withUnsafeBytes { connection.receive($0, into: &events, inflationBudget: &budget) }
+    #expect(connection.isInflating)
+    _ = connection.close(code: .goingAway, reason: "")
+    budget = 2
+    _ = [UInt8]().withUnsafeBytes { connection.receive($0, into: &events, inflationBudget: &budget) }
+    #expect(!connection.isInflating)
+    #expect(events.isEmpty)
 }
