@@ -118,6 +118,7 @@ final class Connection: EventHandler, Flushable {
             resumeInflating()
             if isInflating { return loop.readLater(fd) }
         }
+        // Bytes held for a peer whose input no longer matters (the connection is closing).
         heldFrames = []
         while !lifecycle.isClosed {
             if socketFull, pendingPong != nil, !hangup {
