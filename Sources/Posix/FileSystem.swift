@@ -136,23 +136,23 @@ public enum FileSystem {
         try fsync(fd, path: path)
     }
 
-    /// Takes an exclusive `flock` on `fd`; false when another holder keeps it for `patience`
-    /// milliseconds (tried every 10 ms).
+    /// Takes an exclusive `flock` on `fd`; false when another holder keeps it for a second
+    /// (tried every 10 ms).
     ///
     /// `flock` belongs to the open file description, so a second `open` of the lock file, in
     /// this process or another, conflicts; that is what refuses a second server. The wait is
     /// for holders of a moment: between its fork and its exec a child process holds a copy of
     /// every descriptor of its parent, the lock's included (a test that spawned a process
     /// beside another that closed a store and opened it again saw the lock still taken).
-    public static func lockExclusively(_ fd: Int32, path: String, patience: Int = 1000) throws(FileError) -> Bool {
-        var waited = 0
+    public static func lockExclusively(_ fd: Int32, path: String) throws(FileError) -> Bool {
+        var tries = 0
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             if code == EINTR { continue }
             guard code == EWOULDBLOCK else { throw FileError(path: path, operation: "lock", errno: code) }
-            guard waited < patience else { return false }
+            guard tries < 100 else { return false }
             usleep(10_000)
-            waited += 10
+            tries += 1
         }
         return true
     }

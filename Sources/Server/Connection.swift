@@ -209,11 +209,9 @@ final class Connection: EventHandler, Flushable {
         events.removeAll(keepingCapacity: events.capacity <= 64)
     }
 
-    /// Whether a compressed message is being inflated in steps, or bytes wait behind one, and
-    /// the peer's input still matters.
-    private var isInflating: Bool {
-        (webSocket?.isInflating == true || !heldFrames.isEmpty) && inputMatters
-    }
+    /// Whether a compressed message is being inflated in steps (bytes may wait behind it in
+    /// `heldFrames`) and the peer's input still matters.
+    private var isInflating: Bool { webSocket?.isInflating == true && inputMatters }
 
     /// While closing, only a WebSocket waiting for the peer's close reply still reads input.
     private var inputMatters: Bool { lifecycle.acceptsOutput || webSocket?.isAwaitingCloseReply == true }

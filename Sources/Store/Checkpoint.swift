@@ -181,7 +181,7 @@ final class Checkpoint {
     /// The idempotency key of a record's bytes: its `keyFields` strings, found by scanning
     /// the object's members and parsing only those two values.
     private func idempotencyKey(_ value: UnsafeRawBufferPointer) -> IdempotencyKey? {
-        guard let keyFields, let members = try? JSONSpans.members(value, in: 0..<value.count) else { return nil }
+        guard keyFields != nil, let members = try? JSONSpans.members(value, in: 0..<value.count) else { return nil }
         var owner: String?
         var key: String?
         for member in members {

@@ -142,7 +142,7 @@ extension WebSocketConnection {
     }
 
     /// Delivers a complete data message, checked as text if text; a compressed one goes to
-    /// `continueInflating` first (`.inflating`).
+    /// `continueInflating` first (`inflating`).
     private mutating func finishMessage(into events: inout [WebSocketEvent]) throws(WebSocketError) {
         let opcode = messageOpcode
         let isCompressed = messageIsCompressed
@@ -153,7 +153,6 @@ extension WebSocketConnection {
         guard sentCloseCode == nil, let opcode else { return }
         if isCompressed, decompressor != nil {
             inflating = Inflating(opcode: opcode, payload: payload)
-            readState = .inflating
             return
         }
         if opcode == .text && !textValidator.isComplete {
@@ -168,7 +167,6 @@ extension WebSocketConnection {
     mutating func continueInflating(into events: inout [WebSocketEvent], budget: inout Int) throws(WebSocketError) {
         guard sentCloseCode == nil, let current = inflating, let decompressor else {
             inflating = nil
-            readState = .header
             return
         }
         let inflated: DecompressedMessage
@@ -193,7 +191,6 @@ extension WebSocketConnection {
         }
         budget -= min(budget, inflated.payload.count)
         inflating = nil
-        readState = .header
         if current.opcode == .text && !UTF8Validator.isValid(inflated.payload) {
             throw .invalidUTF8
         }

@@ -19,8 +19,6 @@ public struct WebSocketConnection {
         /// Reading the payload of `frame`; entered even for empty payloads so that finishing a
         /// frame happens in one place.
         case payload
-        /// Inflating a complete compressed message (`inflating`), in steps.
-        case inflating
     }
 
     /// A compressed message whose inflation is under way.
@@ -60,7 +58,8 @@ public struct WebSocketConnection {
     var message: [UInt8] = []
     /// Validates an uncompressed text message as its bytes arrive, to fail before FIN.
     var textValidator = UTF8Validator()
-    /// The message being inflated while `readState` is `.inflating`.
+    /// A complete compressed message being inflated in steps; until it is delivered, no more
+    /// input is parsed.
     var inflating: Inflating?
     /// The payload of the control frame being read (at most 125 bytes); capacity reserved once.
     var control: [UInt8]
@@ -91,7 +90,7 @@ public struct WebSocketConnection {
 
     /// Whether a compressed message is being inflated: `receive` must be called again (with
     /// the bytes it left, or none) before anything else happens on the connection.
-    public var isInflating: Bool { readState == .inflating }
+    public var isInflating: Bool { inflating != nil }
 
     /// Feeds bytes read from the socket; appends the resulting events in order.
     ///
@@ -113,10 +112,12 @@ public struct WebSocketConnection {
         var offset = 0
         while !isFinished {
             do throws(WebSocketError) {
-                switch readState {
-                case .inflating:
+                if inflating != nil {
                     guard budget > 0 else { return offset }
                     try continueInflating(into: &events, budget: &budget)
+                    continue
+                }
+                switch readState {
                 case .header:
                     guard offset < bytes.count else { return offset }
                     offset += try readHeader(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
@@ -165,7 +166,6 @@ public struct WebSocketConnection {
     /// Ends the connection's life and lets go of buffered data.
     mutating func finish() {
         isFinished = true
-        readState = .header
         message = []
         inflating = nil
         partialHeader = []

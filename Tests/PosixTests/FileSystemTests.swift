@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Posix
 import Testing
@@ -53,4 +54,20 @@ private func mode(of path: String) -> mode_t {
     } throws: { error in
         (error as? FileError)?.description.contains("sync_file_range") == true
     }
+}
+
+@Test func aLockLetGoWithinTheWaitIsTakenAndOneKeptIsNot() throws {
+    let directory = temporaryDirectory()
+    let path = directory + "/lock"
+    defer { _ = try? FileSystem.removeIfExists(path); rmdir(directory) }
+    let holder = try FileSystem.open(path, flags: O_RDWR | O_CREAT, mode: 0o600)
+    let waiter = try FileSystem.open(path, flags: O_RDWR | O_CREAT, mode: 0o600)
+    defer { FileSystem.close(waiter) }
+    #expect(try FileSystem.lockExclusively(holder, path: path))
+    // Kept for the whole wait: refused.
+    #expect(try !FileSystem.lockExclusively(waiter, path: path))
+    // Let go a moment after the wait began (as a child process does at its exec): taken.
+    let release = Thread { usleep(50_000); FileSystem.close(holder) }
+    release.start()
+    #expect(try FileSystem.lockExclusively(waiter, path: path))
 }
