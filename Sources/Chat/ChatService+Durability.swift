@@ -36,18 +36,22 @@ extension ChatService {
 
     private func finish(through ticket: UInt64, succeeded: Bool) {
         while pendingMessageHead < pendingMessages.count, pendingMessages[pendingMessageHead].ticket <= ticket {
-            let pending = pendingMessages[pendingMessageHead]
+            // Moved out, an empty message (no allocation) left behind: a copy would retain
+            // each of its strings here and release them again when the queue is emptied.
+            var message = ChatMessage.placeholder
+            swap(&message, &pendingMessages[pendingMessageHead].message)
+            let pending = (ticket: pendingMessages[pendingMessageHead].ticket, group: pendingMessages[pendingMessageHead].group)
             pendingMessageHead += 1
-            if let clientId = pending.message.clientId {
-                pendingByClient[ClientMessageKey(user: pending.message.user, clientId: clientId)] = nil
+            if let clientId = message.clientId {
+                pendingByClient[ClientMessageKey(user: message.user, clientId: clientId)] = nil
             }
             if succeeded {
-                state.messages[pending.group, default: MessageLog()].insert(pending.message, ticket: pending.ticket)
-                state.noteClientId(of: pending.message, group: pending.group)
+                state.noteClientId(of: message, group: pending.group)
+                state.messages[pending.group, default: MessageLog()].insert(message, ticket: pending.ticket)
             } else if isReplicated {
                 // The local store has it, the cluster may not: out of this node's copy too.
                 // Should Redis have taken it after all, the journal brings it back.
-                store.append(replica: Mutation.delete(path: ["Messages", pending.group, pending.message.id]).journalLine,
+                store.append(replica: Mutation.delete(path: ["Messages", pending.group, message.id]).journalLine,
                              mutationCount: 1)
             }
         }

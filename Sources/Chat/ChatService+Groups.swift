@@ -78,7 +78,7 @@ extension ChatService {
 
     func leave(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
-        _ = try memberGroup(gid, uid)
+        try requireMember(gid, uid)
         state.groups[gid]?.members.remove(uid)
         state.users[uid]?.groups.remove(gid)
         unsubscribeUser(uid, from: gid)

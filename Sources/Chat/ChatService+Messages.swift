@@ -52,14 +52,14 @@ extension ChatService {
 
     func unsubscribe(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
-        _ = try memberGroup(gid, uid)
+        try requireMember(gid, uid)
         if session.subscriptions.remove(gid) != nil { removeSubscription(session, gid, uid) }
         reply(session, request)
     }
 
     func send(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
-        _ = try memberGroup(gid, uid)
+        try requireMember(gid, uid)
         guard userSendRate.admit(uid, now: clock.monotonicNanoseconds()) else {
             throw ChatError(.rateLimited,
                             "too many messages: at most \(configuration.userMessagesPerSecond) a second per user, across connections")
@@ -194,7 +194,7 @@ extension ChatService {
 
     func history(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
-        _ = try memberGroup(gid, uid)
+        try requireMember(gid, uid)
         let before = try request.string("before")
         let after = try request.string("after")
         guard before == nil || after == nil else {
@@ -211,7 +211,7 @@ extension ChatService {
 
     func receipt(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
-        _ = try memberGroup(gid, uid)
+        try requireMember(gid, uid)
         let mid = try request.required("message")
         let log = state.messages[gid] ?? MessageLog()
         if log.index(of: mid) != nil || log.olderOnDisk == 0 || log.messages.first.map({ mid >= $0.id }) == true {
@@ -252,7 +252,7 @@ extension ChatService {
 
     func typing(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
-        _ = try memberGroup(gid, uid)
+        try requireMember(gid, uid)
         reply(session, request)
         broadcast(Self.typingEvent(gid, uid), group: gid, except: session.client)
         onTyping?(gid, uid)

@@ -275,9 +275,14 @@ public final class ChatService<Transport: ChatTransport> {
 
     /// The group `gid` when `uid` is a member; `not_found` or `forbidden` otherwise.
     func memberGroup(_ gid: String, _ uid: String) throws(ChatError) -> ChatGroup {
-        guard let group = state.groups[gid] else { throw ChatError.noSuchGroup }
-        guard group.members.contains(uid) else { throw ChatError.notMember }
-        return group
+        try requireMember(gid, uid)
+        return state.groups[gid]!
+    }
+
+    /// Checks that group `gid` exists and has `uid` as a member, without copying the group.
+    func requireMember(_ gid: String, _ uid: String) throws(ChatError) {
+        guard let index = state.groups.index(forKey: gid) else { throw ChatError.noSuchGroup }
+        guard state.groups.values[index].members.contains(uid) else { throw ChatError.notMember }
     }
 }
 

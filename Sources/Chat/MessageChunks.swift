@@ -60,6 +60,11 @@ public struct MessageChunks: Sendable {
     public var isEmpty: Bool { chunks.isEmpty }
     public var first: ChatMessage? { chunks.first?.first }
     public var last: ChatMessage? { chunks.last?.last }
+    /// The last message's id, without copying the message.
+    public var lastID: String? {
+        guard let chunk = chunks.indices.last else { return nil }
+        return chunks[chunk][chunks[chunk].count - 1].id
+    }
 
     /// Appends `message` to the last chunk, or starts a new one when that is full.
     mutating func append(_ message: ChatMessage) {

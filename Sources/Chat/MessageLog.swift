@@ -42,7 +42,7 @@ public struct MessageLog: Sendable, Equatable {
     /// below what a checkpoint already stored, so it is pinned in memory until a checkpoint
     /// holds its ticket.
     public mutating func insert(_ message: ChatMessage, ticket: UInt64 = 0) {
-        if let last = messages.last, last.id >= message.id {
+        if let lastID = messages.lastID, lastID >= message.id {
             pinned[message.id] = ticket
             let index = firstIndex(after: message.id)
             if index > 0 && messages[index - 1].id == message.id {

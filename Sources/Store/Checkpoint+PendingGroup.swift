@@ -33,9 +33,15 @@ extension Checkpoint {
             return unordered[id].map(\.value)
         }
 
+        /// A record written: the group exists, and `id`'s pending record is this one.
+        mutating func write(_ id: String, _ record: Record) {
+            exists = true
+            set(id, record)
+        }
+
         /// Sets the pending record of message `id`, replacing one pending before.
         mutating func set(_ id: String, _ record: Record) {
-            guard let last = ordered.last?.id, id <= last else { return ordered.append((id, record)) }
+            guard !ordered.isEmpty, id <= ordered[ordered.count - 1].id else { return ordered.append((id, record)) }
             if let index = orderedIndex(of: id) {
                 ordered[index].record = record
             } else {
@@ -63,7 +69,7 @@ extension Checkpoint {
 
         /// The position of `id` in `ordered`, if there.
         private func orderedIndex(of id: String) -> Int? {
-            guard let last = ordered.last?.id, id <= last else { return nil }
+            guard !ordered.isEmpty, id <= ordered[ordered.count - 1].id else { return nil }
             var low = 0
             var high = ordered.count
             while low < high {

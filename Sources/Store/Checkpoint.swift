@@ -172,28 +172,51 @@ final class Checkpoint {
     /// Folds in a line that set message `mid` of `gid` to `value` (its bytes as the journal
     /// has them, which are the record's: `MessageLine`), as `apply` would, without parsing it.
     func applyWholeMessage(_ gid: String, _ mid: String, _ value: UnsafeRawBufferPointer) {
-        var group = pending.removeValue(forKey: gid) ?? PendingGroup()
-        group.exists = true
-        group.set(mid, (Array(value), idempotencyKey(value)))
-        pending[gid] = group
+        let record = (Array(value), idempotencyKey(value))
+        // Changed in place (the subscript's modify accessor): the records stay uniquely
+        // referenced, and the group id is hashed once.
+        pending[gid, default: PendingGroup()].write(mid, record)
     }
 
     /// The idempotency key of a record's bytes: its `keyFields` strings, found by scanning
     /// the object's members and parsing only those two values.
     private func idempotencyKey(_ value: UnsafeRawBufferPointer) -> IdempotencyKey? {
-        guard keyFields != nil, let members = try? JSONSpans.members(value, in: 0..<value.count) else { return nil }
-        var owner: String?
-        var key: String?
-        for member in members {
-            let name = UnsafeRawBufferPointer(rebasing: value[member.key])
-            if name.elementsEqual(ownerName) {
-                owner = try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: value[member.value])).stringValue
-            } else if name.elementsEqual(keyName) {
-                key = try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: value[member.value])).stringValue
+        // Most records carry no key: a search for the key's name (as it stands in the bytes,
+        // quoted) settles those without walking their members.
+        guard keyFields != nil, Self.contains(keyName, in: value) else { return nil }
+        var owner: Range<Int>?
+        var key: Range<Int>?
+        do throws(JSONSpans.Failure) {
+            try JSONSpans.forEachMember(value, in: 0..<value.count) { name, member in
+                let nameBytes = UnsafeRawBufferPointer(rebasing: value[name])
+                if nameBytes.elementsEqual(ownerName) {
+                    owner = member
+                } else if nameBytes.elementsEqual(keyName) {
+                    key = member
+                }
             }
+        } catch {
+            return nil
         }
-        guard let owner, let key else { return nil }
-        return IdempotencyKey(owner: owner, key: key)
+        guard let owner, let key,
+              let ownerValue = try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: value[owner])).stringValue,
+              let keyValue = try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: value[key])).stringValue
+        else { return nil }
+        return IdempotencyKey(owner: ownerValue, key: keyValue)
+    }
+
+    /// Whether the quoted name `needle` (a quote, at least one byte, a quote) occurs in `bytes`.
+    /// Found by its first letter, rarer than the quote before it.
+    private static func contains(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress, needle.count > 2, needle.count <= bytes.count else { return false }
+        let last = bytes.count - needle.count + 1
+        var start = 1
+        while start <= last, let hit = memchr(base + start, Int32(needle[1]), last - start + 1) {
+            let offset = base.distance(to: UnsafeRawPointer(hit)) - 1
+            if UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + needle.count]).elementsEqual(needle) { return true }
+            start = offset + 2
+        }
+        return false
     }
 
     private func applyAtRoot(_ mutation: Mutation) throws(StoreError) {
@@ -336,9 +359,14 @@ final class Checkpoint {
             return 0
         }
         var writes = SegmentWrites()
+        // Records come in ascending id order, so once one sorts after the last stored id
+        // every later one does: the ids are compared only until then.
+        let lastID = catalog.lastID
+        var pastLast = lastID == nil
         for (mid, (value, key)) in group.sorted {
             if value == nil && group.dropsStored && catalog.relocated[mid] == nil { continue }
-            let inOrder = value != nil && (catalog.lastID.map { mid > $0 } ?? true)
+            if !pastLast, let lastID { pastLast = mid > lastID }
+            let inOrder = value != nil && pastLast
             if catalog.segments.isEmpty || (inOrder && catalog.segments[catalog.segments.count - 1].bytes >= segmentBytes) {
                 catalog.segments.append(SegmentSummary(sequence: nextSequence, bytes: 0, indexBytes: 0, records: 0, first: "", last: ""))
                 writes.created.insert(nextSequence)
@@ -360,7 +388,7 @@ final class Checkpoint {
                 if catalog.segments[open].records == 0 { catalog.segments[open].first = mid }
                 catalog.segments[open].last = mid
                 catalog.segments[open].records += 1
-                catalog.relocated[mid] = nil
+                if !catalog.relocated.isEmpty { catalog.relocated[mid] = nil }
             } else {
                 catalog.relocated[mid] = RecordLocation(sequence: sequence, offset: offset, length: length)
             }

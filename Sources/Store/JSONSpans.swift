@@ -13,13 +13,22 @@ enum JSONSpans {
     /// The members of the object in `bytes[range]`: each key's bytes as a JSON string
     /// (quotes included) and its value's byte range.
     static func members(_ bytes: UnsafeRawBufferPointer, in range: Range<Int>) throws(Failure) -> [(key: Range<Int>, value: Range<Int>)] {
+        var result: [(key: Range<Int>, value: Range<Int>)] = []
+        try forEachMember(bytes, in: range) { key, value in result.append((key, value)) }
+        return result
+    }
+
+    /// Calls `body` with each member of the object in `bytes[range]`, as `members` lists them,
+    /// without collecting them (a checkpoint looks at two members of every record).
+    static func forEachMember(
+        _ bytes: UnsafeRawBufferPointer, in range: Range<Int>, _ body: (_ key: Range<Int>, _ value: Range<Int>) -> Void
+    ) throws(Failure) {
         var position = skipSpace(bytes, range.lowerBound, range.upperBound)
         guard position < range.upperBound, bytes[position] == UInt8(ascii: "{") else {
             throw Failure(offset: position, reason: "expected an object")
         }
         position = skipSpace(bytes, position + 1, range.upperBound)
-        var result: [(key: Range<Int>, value: Range<Int>)] = []
-        if position < range.upperBound, bytes[position] == UInt8(ascii: "}") { return result }
+        if position < range.upperBound, bytes[position] == UInt8(ascii: "}") { return }
         while true {
             guard position < range.upperBound, bytes[position] == UInt8(ascii: "\"") else {
                 throw Failure(offset: position, reason: "expected a key")
@@ -32,10 +41,10 @@ enum JSONSpans {
             }
             let valueStart = skipSpace(bytes, position + 1, range.upperBound)
             let valueEnd = try valueEnd(bytes, valueStart, range.upperBound)
-            result.append((key, valueStart..<valueEnd))
+            body(key, valueStart..<valueEnd)
             position = skipSpace(bytes, valueEnd, range.upperBound)
             guard position < range.upperBound else { throw Failure(offset: position, reason: "the object does not end") }
-            if bytes[position] == UInt8(ascii: "}") { return result }
+            if bytes[position] == UInt8(ascii: "}") { return }
             guard bytes[position] == UInt8(ascii: ",") else { throw Failure(offset: position, reason: "expected ',' or '}'") }
             position = skipSpace(bytes, position + 1, range.upperBound)
         }

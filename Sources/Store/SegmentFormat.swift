@@ -34,7 +34,10 @@ enum SegmentFormat {
     }
 
     static func appendIndexLine(_ entry: IndexEntry, to out: inout [UInt8]) {
-        out.append(contentsOf: "\(entry.offset) \(entry.length) ".utf8)
+        JSONEncoding.appendInteger(Int64(entry.offset), to: &out)
+        out.append(0x20)
+        JSONEncoding.appendInteger(Int64(entry.length), to: &out)
+        out.append(0x20)
         JSONEncoding.appendEscapedString(entry.id, to: &out)
         if let key = entry.key {
             out.append(0x20)

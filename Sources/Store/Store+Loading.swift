@@ -280,14 +280,13 @@ extension Store {
         var lineNumber = 0
         while lineStart < raw.count {
             lineNumber += 1
-            let remaining = UnsafeRawBufferPointer(rebasing: raw[lineStart...])
-            guard let newline = remaining.firstIndex(of: 0x0A) else {
+            guard let newlineAt = memchr(raw.baseAddress! + lineStart, 0x0A, raw.count - lineStart) else {
                 // No newline after the last line: its write never completed, so it was never
                 // acknowledged, whatever it contains.
                 replay.tornBytes = raw.count - lineStart
                 return
             }
-            let lineEnd = lineStart + newline
+            let lineEnd = raw.baseAddress!.distance(to: UnsafeRawPointer(newlineAt))
             let isLastLine = lineEnd + 1 == raw.count
             let line = UnsafeRawBufferPointer(rebasing: raw[lineStart..<lineEnd])
             lineStart = lineEnd + 1

@@ -28,6 +28,7 @@ private func address(_ messages: ArraySlice<ChatMessage>) -> UnsafeRawPointer? {
     #expect(chunks.map(\.id) == ids(0..<10))
     #expect(chunks.first?.id == "m0")
     #expect(chunks.last?.id == "m9")
+    #expect(chunks.lastID == "m9")
     #expect(chunks.reversed().map(\.id) == Array(ids(0..<10).reversed()))
 }
 
@@ -37,6 +38,7 @@ private func address(_ messages: ArraySlice<ChatMessage>) -> UnsafeRawPointer? {
     #expect(chunks.count == 0)
     #expect(chunks.first == nil)
     #expect(chunks.last == nil)
+    #expect(chunks.lastID == nil)
     #expect(chunks.chunks.isEmpty)
 }
 
@@ -47,6 +49,7 @@ private func address(_ messages: ArraySlice<ChatMessage>) -> UnsafeRawPointer? {
     #expect(chunks.map(\.id) == ids(0..<13))
     for position in 0..<13 { #expect(chunks[position].id == "m\(position)") }
     #expect(chunks.last?.id == "m12")
+    #expect(chunks.lastID == "m12")
 }
 
 @Test func aNewChunkDoesNotReserveAFullChunk() {

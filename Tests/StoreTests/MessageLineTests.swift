@@ -94,6 +94,36 @@ private func line(_ mutation: Mutation) -> [UInt8] {
     store.close()
 }
 
+@Test func aCheckpointFindsAKeyWhereverItsMemberStandsAndOnlyInAMember() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let (store, _) = try openStore(folder, idempotencyFields: IdempotencyFields(owner: "user", key: "clientId"))
+    let values: [JSONValue] = [
+        // The key's name as a whole string value, not as a member: no key.
+        ["message": "clientId", "user": "u1"],
+        // As text inside a string (escaped quotes): no key.
+        ["message": "say \"clientId\":\"k0\"", "user": "u1"],
+        // The key's member first, and among others.
+        ["clientId": "k2", "message": "x", "user": "u1"],
+        ["aa": "clientId", "user": "u1", "zz": 1, "clientId": "k3"],
+        // A key that is not a string: no key.
+        ["clientId": 4, "message": "x", "user": "u1"],
+    ]
+    for (number, value) in values.enumerated() {
+        store.append([.set(path: ["Messages", "g", "m\(number)"], value: value)])
+    }
+    let waiter = CheckpointWaiter(store)
+    store.compact()
+    waiter.wait()
+    #expect(try store.read(.sentBy(IdempotencyKey(owner: "u1", key: "clientId"))).records.isEmpty)
+    #expect(try store.read(.sentBy(IdempotencyKey(owner: "u1", key: "k0"))).records.isEmpty)
+    #expect(try store.read(.sentBy(IdempotencyKey(owner: "u1", key: "k2"))).records.map(\.id) == ["m2"])
+    #expect(try store.read(.sentBy(IdempotencyKey(owner: "u1", key: "k3"))).records.map(\.id) == ["m3"])
+    #expect(try store.read(.sentBy(IdempotencyKey(owner: "u1", key: "4"))).records.isEmpty)
+    #expect(try store.read(.one(group: "g", id: "m1")).records.first?.value["message"] == "say \"clientId\":\"k0\"")
+    store.close()
+}
+
 private extension Mutation {
     var value: JSONValue? {
         if case .set(_, let value) = self { return value }
