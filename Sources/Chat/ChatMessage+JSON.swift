@@ -5,14 +5,14 @@ extension ChatMessage {
     /// `{"clientId"?,"createdAt","imageUrl"|"message","receivedBy"?,"user"}`, keys sorted as
     /// the journal wants them, written by hand because every `send` writes one.
     func writeTreeValue(into out: inout [UInt8]) {
-        var writer = JSONWriter()
+        var writer = JSONWriter(continuing: &out)
         if let clientId { writer.string("clientId", clientId) }
         writer.integer("createdAt", createdAt)
         if let imageUrl { writer.string("imageUrl", imageUrl) }
         if let text { writer.string("message", text) }
         if !receivedBy.isEmpty { writeReceipts(&writer) }
         writer.string("user", user)
-        out.append(contentsOf: writer.finished())
+        out = writer.finished()
     }
 
     /// Appends the journal line that stores this message in group `group`, newline included:

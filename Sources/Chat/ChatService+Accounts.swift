@@ -165,7 +165,7 @@ extension ChatService {
             user.name = try Self.validName(name, what: "name")
             changes["name"] = .string(user.name)
         }
-        if request.arguments.keys.contains("avatar") {
+        if request["avatar"] != nil {
             user.avatar = try validURL(request.string("avatar"), what: "avatar")
             changes["avatar"] = user.avatar.map { .string($0) } ?? .null
         }

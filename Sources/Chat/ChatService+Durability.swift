@@ -14,7 +14,7 @@ extension ChatService {
     /// store already returned.
     func committed(_ ticket: UInt64, message: (group: String, message: ChatMessage)? = nil,
                    completion: @escaping (Bool) -> Void) {
-        completions.append((ticket, completion))
+        completions.append(PendingCompletion(ticket: ticket, run: completion))
         if let message {
             pendingMessages.append((ticket, message.group, message.message))
             if let clientId = message.message.clientId {

@@ -65,6 +65,8 @@ extension ChatService {
                             "too many messages: at most \(configuration.userMessagesPerSecond) a second per user, across connections")
         }
         let content = try messageContent(request)
+        // Without a `clientId` there is nothing to look up: no closures for `storeOnce`.
+        guard content.clientId != nil else { return storeMessage(content, from: uid, in: gid, session, request) }
         storeOnce(uid, gid, content.clientId, answer: { [self] result in
             switch result {
             case .success(let message): reply(session, request) { $0.raw("message", message) }
@@ -84,12 +86,14 @@ extension ChatService {
         let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
         committed(ticket, message: (gid, message)) { [self] succeeded in
             guard succeeded else { return fail(session, request.id, .storeFailed) }
-            let messageJSON = Self.json(message, group: gid)
-            reply(session, request) { $0.raw("message", messageJSON) }
+            reply(session, request) { writer in writer.object("message") { message.write(into: &$0, group: gid) } }
             // The event is the same moment as the ack: nobody sees a message that is not durable.
             // It is written only when someone else is subscribed (a sender alone in its group
-            // gets the ack and nothing more).
-            if hasSubscribers(gid, besides: session.client) {
+            // gets the ack and nothing more), and the message's JSON only when needed.
+            let subscribed = hasSubscribers(gid, besides: session.client)
+            guard subscribed || onOfflineDelivery != nil else { return }
+            let messageJSON = Self.json(message, group: gid)
+            if subscribed {
                 broadcast(Self.messageEvent(gid, messageJSON), group: gid, except: session.client, arrival: request.arrival)
             }
             noteOfflineMembers(gid, sender: uid, messageJSON)

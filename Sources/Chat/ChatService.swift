@@ -72,7 +72,7 @@ public final class ChatService<Transport: ChatTransport> {
     var uploadsInFlight: [String: Int] = [:]
 
     /// Completions waiting for the store, in ticket order.
-    var completions: [(ticket: UInt64, run: (Bool) -> Void)] = []
+    var completions: [PendingCompletion] = []
     var completionHead = 0
     /// Messages appended to the store but not yet durable (and so not yet in `state`).
     var pendingMessages: [(ticket: UInt64, group: String, message: ChatMessage)] = []
@@ -135,19 +135,19 @@ public final class ChatService<Transport: ChatTransport> {
         if decision == .close { return closeForFlooding(session) }
         var request: ChatRequest
         do throws(ChatError) {
-            let value: JSONValue
+            let members: [JSONParser.Member]?
             do {
-                value = try JSONValue.parse(text, limits: JSONLimits(maxDepth: 32, maxBytes: configuration.maxRequestBytes))
+                members = try JSONValue.parseMembers(text, limits: JSONLimits(maxDepth: 32, maxBytes: configuration.maxRequestBytes))
             } catch {
                 if case .tooLarge = error.reason {
                     throw ChatError(.tooLarge, "a request may be at most \(configuration.maxRequestBytes) bytes")
                 }
                 throw ChatError(.badRequest, "a request must be one JSON object: \(error)")
             }
-            guard case .object(let object) = value else {
+            guard let members else {
                 throw ChatError(.badRequest, "a request must be one JSON object such as {\"op\":\"ping\"}")
             }
-            request = try ChatRequest(object)
+            request = try ChatRequest(members)
         } catch {
             badFrame(session, error, closeCode: 1007)
             return
@@ -288,3 +288,10 @@ public final class ChatService<Transport: ChatTransport> {
 
 /// The operations that change the stored state: refused while `acceptsChanges` is false.
 private let changingOps: Set<String> = ["logout", "profile", "create", "join", "leave", "direct", "send", "receipt"]
+
+/// A completion waiting for the store's ticket. A struct rather than a tuple: a closure kept
+/// in an array of tuples is stored behind a reabstraction thunk, one allocation per change.
+struct PendingCompletion {
+    let ticket: UInt64
+    let run: (Bool) -> Void
+}

@@ -49,14 +49,16 @@ public struct PushIDGenerator: Sendable {
             // Leave headroom so increments within one millisecond never wrap the first digit.
             lastRandom[0] &= 31
         }
-        var bytes = [UInt8](repeating: 0, count: 20)
-        var remaining = UInt64(max(0, time))
-        for index in stride(from: 7, through: 0, by: -1) {
-            bytes[index] = Self.alphabet[Int(remaining & 63)]
-            remaining >>= 6
+        // Written straight into the string's storage: one allocation, not an array and a copy.
+        return String(unsafeUninitializedCapacity: 20) { bytes in
+            var remaining = UInt64(max(0, time))
+            for index in stride(from: 7, through: 0, by: -1) {
+                bytes[index] = Self.alphabet[Int(remaining & 63)]
+                remaining >>= 6
+            }
+            for index in 0..<12 { bytes[8 + index] = Self.alphabet[Int(lastRandom[index])] }
+            return 20
         }
-        for index in 0..<12 { bytes[8 + index] = Self.alphabet[Int(lastRandom[index])] }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The creation time encoded in a push id's first 8 characters, or nil if it is not one.

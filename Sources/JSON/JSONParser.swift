@@ -26,7 +26,7 @@ public struct JSONParser {
     /// duplicate-key error. An object's members are collected here and only then put into a
     /// dictionary created at its final size: growing a dictionary key by key rehashes it at
     /// every doubling, which made up much of parsing a snapshot of a million small objects.
-    var memberStack: [(key: String, value: JSONValue, offset: Int)] = []
+    var memberStack: [Member] = []
 
     /// A parser over `bytes`, which must stay valid while `parseDocument()` runs.
     public init(bytes: UnsafeRawBufferPointer, limits: JSONLimits = JSONLimits()) {
@@ -137,15 +137,63 @@ public struct JSONParser {
     }
 
     private mutating func parseObject() throws(JSONError) -> JSONValue {
+        let base = memberStack.count
+        try parseMembers()
+        return .object(try popMembers(from: base))
+    }
+
+    /// Parses the whole buffer as one JSON text and, when it is an object, returns its members
+    /// in document order rather than as a dictionary (nil for any other value). Every rule of
+    /// `parseDocument()` holds, duplicate keys included. A small object read once, such as a
+    /// chat request, is then searched by key without hashing every key twice.
+    public mutating func parseDocumentMembers() throws(JSONError) -> [Member]? {
+        guard count <= limits.maxBytes else {
+            throw JSONError(.tooLarge(limit: limits.maxBytes), offset: limits.maxBytes)
+        }
+        skipWhitespace()
+        guard index < count, input[index] == ASCII.openBrace else {
+            _ = try parseDocument()
+            return nil
+        }
+        try parseMembers()
+        try Self.checkDistinct(memberStack)
+        skipWhitespace()
+        guard index == count else { throw JSONError(.trailingData, offset: index) }
+        return memberStack
+    }
+
+    /// A member of an object, with its key's offset (for a duplicate-key error).
+    public typealias Member = (key: String, value: JSONValue, offset: Int)
+
+    /// Throws `duplicateKey` at the second occurrence of a repeated key.
+    private static func checkDistinct(_ members: [Member]) throws(JSONError) {
+        if members.count <= 16 {
+            for later in members.indices.dropFirst() {
+                for earlier in 0..<later where members[earlier].key == members[later].key {
+                    throw JSONError(.duplicateKey(members[later].key), offset: members[later].offset)
+                }
+            }
+            return
+        }
+        var seen = Set<String>(minimumCapacity: members.count)
+        for member in members where !seen.insert(member.key).inserted {
+            throw JSONError(.duplicateKey(member.key), offset: member.offset)
+        }
+    }
+
+    /// Parses an object from its opening brace, leaving its members on `memberStack`.
+    private mutating func parseMembers() throws(JSONError) {
         try enterContainer()
         index += 1
         skipWhitespace()
         if index < count && input[index] == ASCII.closeBrace {
             index += 1
             depth -= 1
-            return .object([:])
+            return
         }
-        let base = memberStack.count
+        // Room for a request's members at once: grown one by one, the stack of a fresh parser
+        // allocated three times for a `send`.
+        if memberStack.capacity == 0 { memberStack.reserveCapacity(8) }
         while true {
             skipWhitespace()
             guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
@@ -161,9 +209,7 @@ public struct JSONParser {
             }
             index += 1
             memberStack.append((key, try parseValue(), keyOffset))
-            if try !continueContainer(closedBy: ASCII.closeBrace, expected: "',' or '}'") {
-                return .object(try popMembers(from: base))
-            }
+            if try !continueContainer(closedBy: ASCII.closeBrace, expected: "',' or '}'") { return }
         }
     }
 

@@ -9,6 +9,18 @@ extension JSONValue {
         return try parser.parseDocument()
     }
 
+    /// Parses `bytes` as one JSON text under `limits`: an object's members in document order,
+    /// nil for any other value (`JSONParser.parseDocumentMembers()`).
+    public static func parseMembers(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(JSONError) -> [JSONParser.Member]? {
+        let result: Result<[JSONParser.Member]?, JSONError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(JSONError) -> [JSONParser.Member]? in
+                var parser = JSONParser(bytes: raw, limits: limits)
+                return try parser.parseDocumentMembers()
+            }
+        }
+        return try result.get()
+    }
+
     /// Parses an array of bytes as one JSON text under `limits`.
     public static func parse(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(JSONError) -> JSONValue {
         let result: Result<JSONValue, JSONError> = bytes.withUnsafeBytes { raw in

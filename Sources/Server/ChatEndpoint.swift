@@ -45,6 +45,11 @@ final class ChatEndpoint: Endpoint {
         }
 
         func received(_ opcode: Opcode, payload: [UInt8]) {
+            // On the chat loop itself a request goes to the service directly: the closures
+            // of a hand-off cost three allocations for every request.
+            if opcode == .text, endpoint.server.index == 0, let service = endpoint.chat?.service {
+                return service.received(handle, text: payload)
+            }
             let handle = handle
             if opcode == .text {
                 onService { $0.received(handle, text: payload) }

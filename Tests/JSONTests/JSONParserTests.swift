@@ -171,3 +171,49 @@ private func parseError(_ text: String, limits: JSONLimits = JSONLimits()) -> JS
 @Test func duplicateKeyInANestedObjectIsReportedAtItsSecondOccurrence() {
     #expect(parseError(#"{"x":{"a":1,"b":{"a":2},"a":3}}"#) == JSONError(.duplicateKey("a"), offset: 24))
 }
+
+/// Parses `text` with `parseMembers`: its members' keys and values in order, nil for another
+/// value, or the error.
+private func members(_ text: String, limits: JSONLimits = JSONLimits()) -> Result<[String]?, JSONError> {
+    Result { () throws(JSONError) in
+        try JSONValue.parseMembers(Array(text.utf8), limits: limits)?.map(\.key)
+    }
+}
+
+@Test func membersOfAnObjectComeInDocumentOrderWithNestedValuesParsed() throws {
+    let found = try #require(try JSONValue.parseMembers(Array(#" {"op":"send","id":7,"z":{"b":[1,{"c":null}],"a":true},"a":"x"} "#.utf8)))
+    #expect(found.map(\.key) == ["op", "id", "z", "a"])
+    let z: JSONValue = ["b": [1, ["c": nil]], "a": true]
+    #expect(found.map(\.value) == ["send", 7, z, "x"])
+    #expect(found.map(\.offset) == [2, 14, 21, 55])
+    #expect(try members("{}").get() == [])
+}
+
+@Test func membersOfAnythingButAnObjectAreNilAndStillChecked() throws {
+    #expect(try members("[1,2]").get() == nil)
+    #expect(try members(#" "text" "#).get() == nil)
+    #expect(members("[1,]").failure == JSONError(.trailingComma, offset: 3))
+    #expect(members("1 2").failure == JSONError(.trailingData, offset: 2))
+}
+
+@Test func membersFollowEveryRuleOfTheWholeDocument() {
+    #expect(members(#"{"a":1,"a":2}"#).failure == JSONError(.duplicateKey("a"), offset: 7))
+    #expect(members(#"{"a":1,"b":2,"b":3,"a":4}"#).failure == JSONError(.duplicateKey("b"), offset: 13))
+    // More members than the short search covers: the set finds the repeat.
+    let many = (0..<20).map { #""k\#($0)":\#($0)"# }.joined(separator: ",")
+    #expect(members("{\(many),\"k19\":0}").failure == JSONError(.duplicateKey("k19"), offset: many.utf8.count + 2))
+    #expect((try? members("{\(many)}").get())??.count == 20)
+    #expect(members(#"{"x":{"a":1,"a":2}}"#).failure == JSONError(.duplicateKey("a"), offset: 12))
+    #expect(members(#"{"a":1} x"#).failure == JSONError(.trailingData, offset: 8))
+    #expect(members(#"{"a":1,}"#).failure == JSONError(.trailingComma, offset: 7))
+    #expect(members(#"{"a":1"#).failure == JSONError(.unexpectedEnd, offset: 6))
+    #expect(members(#"{"a":[1]}"#, limits: JSONLimits(maxDepth: 1)).failure == JSONError(.tooDeep(limit: 1), offset: 5))
+    #expect(members(#"{"a":1}"#, limits: JSONLimits(maxBytes: 6)).failure == JSONError(.tooLarge(limit: 6), offset: 6))
+}
+
+private extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
