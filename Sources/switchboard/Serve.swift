@@ -35,6 +35,7 @@ struct Serve: ParsableCommand {
     var logLevel: String?
 
     func run() throws {
+        ProcessMemory.restartWithThreadCache()
         ProcessSignals.prepare()
         ProcessMemory.prepare()
         let options = try ConfigurationLoader.load(

@@ -44,3 +44,27 @@ def test_a_bad_redis_url_or_node_id_stops_the_start_naming_the_setting():
                                 env=env, capture_output=True, text=True, timeout=30)
         assert result.returncode == 2, result.stderr
         assert f"setting '{setting}'" in result.stderr
+
+
+
+def environment_of(server):
+    """The environment the server process started with, as raw bytes. The C library cuts
+    `GLIBC_TUNABLES` there into its parts (a NUL after each value), so tunables are looked
+    for one by one."""
+    with open(f"/proc/{server.process.pid}/environ", "rb") as environ:
+        return environ.read().split(b"\0")
+
+
+def test_serve_starts_again_once_asking_glibc_for_a_larger_thread_cache(start_server):
+    # docs/architecture.md, "Memory": the same process (same pid), started again with the tunable.
+    server = start_server()
+    assert b"GLIBC_TUNABLES=glibc.malloc.tcache_count=256" in environment_of(server)
+    kept = environment_of(start_server(env={"GLIBC_TUNABLES": "glibc.malloc.arena_max=4"}))
+    assert b"GLIBC_TUNABLES=glibc.malloc.arena_max=4" in kept
+    assert b"glibc.malloc.tcache_count=256" in kept
+
+
+def test_an_operators_thread_cache_setting_stands(start_server):
+    environment = environment_of(start_server(env={"GLIBC_TUNABLES": "glibc.malloc.tcache_count=7"}))
+    assert b"GLIBC_TUNABLES=glibc.malloc.tcache_count=7" in environment
+    assert not any(b"tcache_count=256" in entry for entry in environment)

@@ -7,3 +7,11 @@ import Testing
 @Test func theCLibraryTakesTheFixedMmapThreshold() {
     #expect(ProcessMemory.prepare())
 }
+
+@Test func theThreadCacheIsAskedForUnlessTheEnvironmentSetsIt() {
+    #expect(ProcessMemory.tunables(after: nil) == "glibc.malloc.tcache_count=256")
+    #expect(ProcessMemory.tunables(after: "") == "glibc.malloc.tcache_count=256")
+    #expect(ProcessMemory.tunables(after: "glibc.malloc.arena_max=2") == "glibc.malloc.arena_max=2:glibc.malloc.tcache_count=256")
+    #expect(ProcessMemory.tunables(after: "glibc.malloc.tcache_count=7") == nil)
+    #expect(ProcessMemory.tunables(after: "glibc.malloc.arena_max=2:glibc.malloc.tcache_count=64") == nil)
+}
