@@ -275,14 +275,18 @@ public final class ChatService<Transport: ChatTransport> {
 
     /// The group `gid` when `uid` is a member; `not_found` or `forbidden` otherwise.
     func memberGroup(_ gid: String, _ uid: String) throws(ChatError) -> ChatGroup {
-        try requireMember(gid, uid)
-        return state.groups[gid]!
+        state.groups.values[try memberIndex(gid, uid)]
     }
 
-    /// Checks that group `gid` exists and has `uid` as a member, without copying the group.
+    /// `memberGroup`'s checks without copying the group.
     func requireMember(_ gid: String, _ uid: String) throws(ChatError) {
+        _ = try memberIndex(gid, uid)
+    }
+
+    private func memberIndex(_ gid: String, _ uid: String) throws(ChatError) -> [String: ChatGroup].Index {
         guard let index = state.groups.index(forKey: gid) else { throw ChatError.noSuchGroup }
         guard state.groups.values[index].members.contains(uid) else { throw ChatError.notMember }
+        return index
     }
 }
 

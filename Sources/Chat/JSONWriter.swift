@@ -16,8 +16,9 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "{"))
     }
 
-    /// Continues `bytes` (taken, left empty) with an object: the journal line a message
-    /// is written into, without a buffer of its own.
+    /// Continues `bytes` (taken, left empty) with an object, for one written after what a
+    /// buffer already holds (a nested object, a message's value in its journal line) without
+    /// a buffer of its own.
     init(continuing bytes: inout [UInt8]) {
         swap(&self.bytes, &bytes)
         self.bytes.append(UInt8(ascii: "{"))
