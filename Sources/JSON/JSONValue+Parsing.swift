@@ -11,12 +11,17 @@ extension JSONValue {
 
     /// Parses `bytes` as one JSON text under `limits`: an object's members in document order,
     /// nil for any other value (`JSONParser.parseDocumentMembers()`).
+    public static func parseMembers(
+        _ bytes: UnsafeRawBufferPointer, limits: JSONLimits = JSONLimits()
+    ) throws(JSONError) -> [JSONParser.Member]? {
+        var parser = JSONParser(bytes: bytes, limits: limits)
+        return try parser.parseDocumentMembers()
+    }
+
+    /// `parseMembers` over an array of bytes.
     public static func parseMembers(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(JSONError) -> [JSONParser.Member]? {
         let result: Result<[JSONParser.Member]?, JSONError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(JSONError) -> [JSONParser.Member]? in
-                var parser = JSONParser(bytes: raw, limits: limits)
-                return try parser.parseDocumentMembers()
-            }
+            Result { () throws(JSONError) -> [JSONParser.Member]? in try parseMembers(raw, limits: limits) }
         }
         return try result.get()
     }
