@@ -44,9 +44,22 @@ public enum ProcessMemory {
     /// any thread or descriptor exists. Returns without restarting when the environment
     /// already sets the count, and when the restart fails (no `/proc`): the program then runs
     /// on the C library's default cache.
+    ///
+    /// The binary is started by its own path, which `/proc/self/exe` names, rather than through
+    /// that link: the process's name (`ps`, `top`, `pkill switchboard`) is the file's.
     public static func restartWithThreadCache() {
-        guard let value = tunables(after: getenv("GLIBC_TUNABLES").map { String(cString: $0) }) else { return }
+        guard let value = tunables(after: getenv("GLIBC_TUNABLES").map { String(cString: $0) }),
+              let path = executablePath()
+        else { return }
         setenv("GLIBC_TUNABLES", value, 1)
-        execv("/proc/self/exe", CommandLine.unsafeArgv)
+        execv(path, CommandLine.unsafeArgv)
+    }
+
+    /// The running binary's path, from `/proc/self/exe`.
+    private static func executablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

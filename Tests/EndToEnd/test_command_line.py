@@ -1,5 +1,6 @@
 """The command line itself (README, "Configuration"): version, help and bad flags."""
 
+import os
 import re
 import subprocess
 
@@ -59,6 +60,9 @@ def test_serve_starts_again_once_asking_glibc_for_a_larger_thread_cache(start_se
     # docs/architecture.md, "Memory": the same process (same pid), started again with the tunable.
     server = start_server()
     assert b"GLIBC_TUNABLES=glibc.malloc.tcache_count=256" in environment_of(server)
+    # Started by its own path, so the process keeps the binary's name (ps, top, pkill).
+    with open(f"/proc/{server.process.pid}/comm") as comm:
+        assert comm.read().strip() == os.path.basename(binary_path())[:15]
     kept = environment_of(start_server(env={"GLIBC_TUNABLES": "glibc.malloc.arena_max=4"}))
     assert b"GLIBC_TUNABLES=glibc.malloc.arena_max=4" in kept
     assert b"glibc.malloc.tcache_count=256" in kept
