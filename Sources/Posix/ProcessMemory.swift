@@ -26,8 +26,8 @@ public enum ProcessMemory {
     /// iteration (ten small blocks each) and freed together once their batch is acknowledged.
     /// Beyond 7 blocks a size, the blocks go back to the arena's bins and come out of them
     /// again at a higher cost: malloc's bin handling was 9% of the server's CPU at 64 senders.
-    /// With 256 the bursts stay in the thread's cache: 5% more acknowledged sends a second
-    /// for 6% less CPU each (BENCHMARKS.md). A few megabytes at most stay cached per thread.
+    /// With 256 the bursts stay in the thread's cache: 7% more acknowledged sends a second
+    /// for 7% less CPU each (BENCHMARKS.md). A few megabytes at most stay cached per thread.
     public static let cachedBlocksPerSize = 256
 
     /// The `GLIBC_TUNABLES` value that asks for `cachedBlocksPerSize`, after `current`'s, or
