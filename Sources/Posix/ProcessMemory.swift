@@ -27,7 +27,8 @@ public enum ProcessMemory {
     /// Beyond 7 blocks a size, the blocks go back to the arena's bins and come out of them
     /// again at a higher cost: malloc's bin handling was 9% of the server's CPU at 64 senders.
     /// With 256 the bursts stay in the thread's cache: 7% more acknowledged sends a second
-    /// for 7% less CPU each (BENCHMARKS.md). A few megabytes at most stay cached per thread.
+    /// for 7% less CPU each (BENCHMARKS.md). At most 8 MiB stay cached per thread, if every size
+    /// fills its 256; in practice a few of them do.
     public static let cachedBlocksPerSize = 256
 
     /// The `GLIBC_TUNABLES` value that asks for `cachedBlocksPerSize`, after `current`'s, or

@@ -151,6 +151,19 @@ private func fill(_ h: Harness, _ client: FakeClient, _ gid: JSONValue, _ count:
     #expect(h.transport.closes.map(\.code) == [1007])
 }
 
+@Test func aRequestsMembersAreFoundInAnyOrderAndARepeatedOneIsRefused() throws {
+    let h = try Harness()
+    let client = h.connect("a")
+    h.service.received(client, text: Array(#"{"id":3,"extra":[1,{"op":"x"}],"op":"ping"}"#.utf8))
+    let pong = try #require(h.transport.take(client).first)
+    #expect(pong["op"] == "pong")
+    #expect(pong["id"] == 3)
+    h.service.received(client, text: Array(#"{"op":"ping","id":1,"op":"ping"}"#.utf8))
+    let refused = try #require(h.transport.take(client).first)
+    #expect(refused.code == "bad_request")
+    #expect(refused["message"]?.stringValue?.contains("the key \"op\" appears twice") == true)
+}
+
 @Test func binaryFramesEndWithClose1003() throws {
     let h = try Harness()
     let client = h.connect("a")
