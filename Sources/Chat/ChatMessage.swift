@@ -12,10 +12,6 @@ public struct ChatMessage: Sendable, Equatable {
     public var clientId: String?
     public var receivedBy: [String: Int64]
 
-    /// An empty message, left behind where one is moved out of an array (empty strings
-    /// allocate nothing).
-    static let placeholder = ChatMessage(id: "", user: "", text: nil, imageUrl: nil, createdAt: 0)
-
     public init(id: String, user: String, text: String?, imageUrl: String?, createdAt: Int64,
                 clientId: String? = nil, receivedBy: [String: Int64] = [:]) {
         self.id = id

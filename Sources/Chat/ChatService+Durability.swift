@@ -5,23 +5,24 @@ import Store
 extension ChatService {
     /// Appends `mutations` and runs `completion` with true once they are durable (false if
     /// the store could not make them so). Completions run in ticket order.
-    func commit(_ mutations: [Mutation], message: (group: String, message: ChatMessage)? = nil,
-                completion: @escaping (Bool) -> Void) {
-        committed(store.append(mutations), message: message, completion: completion)
+    func commit(_ mutations: [Mutation], completion: @escaping (Bool) -> Void) {
+        committed(store.append(mutations), completion: completion)
     }
 
-    /// Registers `completion` (and the message that joins the history) for a ticket the
-    /// store already returned.
-    func committed(_ ticket: UInt64, message: (group: String, message: ChatMessage)? = nil,
+    /// Registers `completion` for a ticket the store already returned.
+    func committed(_ ticket: UInt64, completion: @escaping (Bool) -> Void) {
+        completions.append(PendingCompletion(ticket: ticket, run: completion))
+    }
+
+    /// Registers `completion` and `message`, which joins the history of `group` once `ticket`
+    /// is durable. The message is moved in: a copy would retain each of its strings.
+    func committed(_ ticket: UInt64, message: consuming ChatMessage, in group: String,
                    completion: @escaping (Bool) -> Void) {
         completions.append(PendingCompletion(ticket: ticket, run: completion))
-        if let message {
-            pendingMessages.append((ticket, message.group, message.message))
-            if let clientId = message.message.clientId {
-                pendingByClient[ClientMessageKey(user: message.message.user, clientId: clientId)] =
-                    (ticket, message.group, message.message)
-            }
+        if let clientId = message.clientId {
+            pendingByClient[ClientMessageKey(user: message.user, clientId: clientId)] = (ticket, group, message)
         }
+        pendingMessages.append(PendingMessage(ticket: ticket, group: group, message: message))
     }
 
     /// Runs every completion whose ticket is at most `ticket`: the store has it on disk.
@@ -36,22 +37,21 @@ extension ChatService {
 
     private func finish(through ticket: UInt64, succeeded: Bool) {
         while pendingMessageHead < pendingMessages.count, pendingMessages[pendingMessageHead].ticket <= ticket {
-            // Moved out, an empty message (no allocation) left behind: a copy would retain
-            // each of its strings here and release them again when the queue is emptied.
-            var message = ChatMessage.placeholder
-            swap(&message, &pendingMessages[pendingMessageHead].message)
-            let pending = (ticket: pendingMessages[pendingMessageHead].ticket, group: pendingMessages[pendingMessageHead].group)
+            let index = pendingMessageHead
             pendingMessageHead += 1
+            var group = ""
+            swap(&group, &pendingMessages[index].group)
+            guard let message = pendingMessages[index].message.take() else { continue }
             if let clientId = message.clientId {
                 pendingByClient[ClientMessageKey(user: message.user, clientId: clientId)] = nil
             }
             if succeeded {
-                state.noteClientId(of: message, group: pending.group)
-                state.messages[pending.group, default: MessageLog()].insert(message, ticket: pending.ticket)
+                state.noteClientId(of: message, group: group)
+                state.messages[group, default: MessageLog()].insert(message, ticket: pendingMessages[index].ticket)
             } else if isReplicated {
                 // The local store has it, the cluster may not: out of this node's copy too.
                 // Should Redis have taken it after all, the journal brings it back.
-                store.append(replica: Mutation.delete(path: ["Messages", pending.group, message.id]).journalLine,
+                store.append(replica: Mutation.delete(path: ["Messages", group, message.id]).journalLine,
                              mutationCount: 1)
             }
         }

@@ -60,7 +60,7 @@ extension ChatService {
     func send(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
         try requireMember(gid, uid)
-        guard userSendRate.admit(uid, now: clock.monotonicNanoseconds()) else {
+        guard userSendRate.admit(uid, now: request.arrival) else {
             throw ChatError(.rateLimited,
                             "too many messages: at most \(configuration.userMessagesPerSecond) a second per user, across connections")
         }
@@ -76,6 +76,9 @@ extension ChatService {
     }
 
     /// Stores a new message and, once it is durable, answers and sends the event.
+    ///
+    /// The answer is written now, from the message, which then moves into the queue of pending
+    /// messages: the completion keeps bytes, not a copy of the message and of the request.
     private func storeMessage(
         _ content: MessageContent, from uid: String, in gid: String, _ session: ChatSession<Client>, _ request: ChatRequest
     ) {
@@ -84,20 +87,31 @@ extension ChatService {
         // `Mutation.set(path: ["Messages", gid, id], value: message.treeValue)` without the
         // dictionary and the sorting of its keys.
         let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
-        committed(ticket, message: (gid, message)) { [self] succeeded in
-            guard succeeded else { return fail(session, request.id, .storeFailed) }
-            reply(session, request) { writer in writer.object("message") { message.write(into: &$0, group: gid) } }
+        let ack = Self.acknowledgement(request.id, message, group: gid)
+        let (id, arrival) = (request.id, request.arrival)
+        committed(ticket, message: message, in: gid) { [self] succeeded in
+            guard succeeded else { return fail(session, id, .storeFailed) }
+            if session.isOpen { transport.send(ack.bytes, to: session.client) }
             // The event is the same moment as the ack: nobody sees a message that is not durable.
             // It is written only when someone else is subscribed (a sender alone in its group
-            // gets the ack and nothing more), and the message's JSON only when needed.
+            // gets the ack and nothing more).
             let subscribed = hasSubscribers(gid, besides: session.client)
             guard subscribed || onOfflineDelivery != nil else { return }
-            let messageJSON = Self.json(message, group: gid)
+            let messageJSON = Array(ack.bytes[ack.message])
             if subscribed {
-                broadcast(Self.messageEvent(gid, messageJSON), group: gid, except: session.client, arrival: request.arrival)
+                broadcast(Self.messageEvent(gid, messageJSON), group: gid, except: session.client, arrival: arrival)
             }
             noteOfflineMembers(gid, sender: uid, messageJSON)
         }
+    }
+
+    /// The `ok` answer to a `send` (request `id`) with the stored message in it, and where in
+    /// those bytes the message's own JSON lies: its event carries the same object.
+    static func acknowledgement(_ id: JSONValue?, _ message: ChatMessage, group: String) -> (bytes: [UInt8], message: Range<Int>) {
+        var writer = JSONWriter(op: "ok")
+        if let id { writer.value("id", id) }
+        let range = writer.object("message") { message.write(into: &$0, group: group) }
+        return (writer.finished(), range)
     }
 
     /// Tells `onOfflineDelivery` which members of `gid`, other than `sender`, have no open

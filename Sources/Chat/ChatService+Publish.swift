@@ -34,14 +34,14 @@ extension ChatService {
 
     /// Stores a new published message and, once it is durable, sends the event and completes.
     private func storeMessage(
-        _ message: ChatMessage, in gid: String, arrival: UInt64, completion: @escaping (Result<[UInt8], ChatError>) -> Void
+        _ message: consuming ChatMessage, in gid: String, arrival: UInt64, completion: @escaping (Result<[UInt8], ChatError>) -> Void
     ) {
         let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
-        committed(ticket, message: (gid, message)) { [self] succeeded in
+        let (messageJSON, sender) = (Self.json(message, group: gid), message.user)
+        committed(ticket, message: message, in: gid) { [self] succeeded in
             guard succeeded else { return completion(.failure(.storeFailed)) }
-            let messageJSON = Self.json(message, group: gid)
             broadcast(Self.messageEvent(gid, messageJSON), group: gid, arrival: arrival)
-            noteOfflineMembers(gid, sender: message.user, messageJSON)
+            noteOfflineMembers(gid, sender: sender, messageJSON)
             completion(.success(messageJSON))
         }
     }

@@ -75,7 +75,7 @@ public final class ChatService<Transport: ChatTransport> {
     var completions: [PendingCompletion] = []
     var completionHead = 0
     /// Messages appended to the store but not yet durable (and so not yet in `state`).
-    var pendingMessages: [(ticket: UInt64, group: String, message: ChatMessage)] = []
+    var pendingMessages: [PendingMessage] = []
     var pendingMessageHead = 0
     /// Reads of stored messages waiting for the store's reader, by tag.
     var reads: [UInt64: (query: MessageQuery, completion: ([ChatMessage]?, Bool, String?) -> Void)] = [:]
@@ -217,7 +217,9 @@ public final class ChatService<Transport: ChatTransport> {
         }
         if !acceptsChanges, changingOps.contains(request.op) { throw ChatError.clusterUnavailable }
         guard let uid = session.userID else { throw ChatError.notSignedIn }
+        // A switch over strings compares case by case: the most frequent op comes first.
         switch request.op {
+        case "send": try send(request, session, uid)
         case "logout": try logout(request, session, uid)
         case "users": listUsers(request, session)
         case "profile": try profile(request, session, uid)
@@ -229,7 +231,6 @@ public final class ChatService<Transport: ChatTransport> {
         case "direct": try direct(request, session, uid)
         case "subscribe": try subscribe(request, session, uid)
         case "unsubscribe": try unsubscribe(request, session, uid)
-        case "send": try send(request, session, uid)
         case "history": try history(request, session, uid)
         case "receipt": try receipt(request, session, uid)
         case "typing": try typing(request, session, uid)
@@ -270,7 +271,7 @@ public final class ChatService<Transport: ChatTransport> {
     /// Whether a connection other than `client` is subscribed to `group`: an event nobody
     /// would get is not worth writing.
     func hasSubscribers(_ group: String, besides client: Client) -> Bool {
-        subscribers.members(of: group).contains { $0 !== client }
+        subscribers.hasMember(in: group, besides: client)
     }
 
     /// The group `gid` when `uid` is a member; `not_found` or `forbidden` otherwise.
@@ -292,6 +293,15 @@ public final class ChatService<Transport: ChatTransport> {
 
 /// The operations that change the stored state: refused while `acceptsChanges` is false.
 private let changingOps: Set<String> = ["logout", "profile", "create", "join", "leave", "direct", "send", "receipt"]
+
+/// A message waiting for the store's ticket before it joins the history. `finish` moves the
+/// group and the message out, leaving an empty string and nil: nothing for the queue to retain
+/// when it is emptied.
+struct PendingMessage {
+    let ticket: UInt64
+    var group: String
+    var message: ChatMessage?
+}
 
 /// A completion waiting for the store's ticket. A struct rather than a tuple: a closure kept
 /// in an array of tuples is stored behind a reabstraction thunk, one allocation per change.

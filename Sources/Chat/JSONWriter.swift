@@ -113,10 +113,13 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
-    /// A field holding one object written by `body`.
-    mutating func object(_ key: StaticString, _ body: (inout JSONWriter) -> Void) {
+    /// A field holding one object written by `body`; returns where the object lies in `bytes`.
+    @discardableResult
+    mutating func object(_ key: StaticString, _ body: (inout JSONWriter) -> Void) -> Range<Int> {
         self.key(key)
+        let start = bytes.count
         nest(body)
+        return start..<bytes.count
     }
 
     /// An object written by `body` into this writer's own buffer: no buffer per object.

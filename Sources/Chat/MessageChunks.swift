@@ -67,7 +67,7 @@ public struct MessageChunks: Sendable {
     }
 
     /// Appends `message` to the last chunk, or starts a new one when that is full.
-    mutating func append(_ message: ChatMessage) {
+    mutating func append(_ message: consuming ChatMessage) {
         if let last = chunks.indices.last, chunks[last].count < chunkCapacity {
             chunks[last].append(message)
             ends[last] += 1
@@ -79,7 +79,7 @@ public struct MessageChunks: Sendable {
 
     /// Inserts `message` at `position` (at most `count`). Rare (a message whose id sorts before
     /// the newest), so a chunk it overfills is simply split in two halves.
-    mutating func insert(_ message: ChatMessage, at position: Int) {
+    mutating func insert(_ message: consuming ChatMessage, at position: Int) {
         precondition(position >= 0 && position <= count, "MessageChunks insertion position out of range")
         if position == count {
             append(message)

@@ -41,7 +41,7 @@ public struct MessageLog: Sendable, Equatable {
     /// so this is an append. One that lands elsewhere (a clock that went back) may have an id
     /// below what a checkpoint already stored, so it is pinned in memory until a checkpoint
     /// holds its ticket.
-    public mutating func insert(_ message: ChatMessage, ticket: UInt64 = 0) {
+    public mutating func insert(_ message: consuming ChatMessage, ticket: UInt64 = 0) {
         if let lastID = messages.lastID, lastID >= message.id {
             pinned[message.id] = ticket
             let index = firstIndex(after: message.id)

@@ -10,10 +10,20 @@ public struct PushIDGenerator: Sendable {
     static let alphabet: [UInt8] = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
 
     private var lastTime: Int64 = -1
-    /// The last id's random part as 6-bit digits, most significant first.
-    private var lastRandom: [UInt8] = Array(repeating: 0, count: 12)
+    /// The last id's random part, 12 digits of 6 bits, as two numbers of 6 digits each (the
+    /// first 6 in `high`): incremented with a carry, drawn with two calls to the system's
+    /// generator (one `getrandom` each) rather than one per digit.
+    private var high: UInt64 = 0
+    private var low: UInt64 = 0
+    private static let sixDigits: UInt64 = 1 << 36
 
     public init() {}
+
+    /// A generator whose last id was made at `lastTime` with the random part `high`, `low`
+    /// (tests: a carry from the low six digits into the high ones).
+    init(lastTime: Int64, high: UInt64, low: UInt64) {
+        (self.lastTime, self.high, self.low) = (lastTime, high, low)
+    }
 
     /// The lowest id of the time `milliseconds`: every id made earlier sorts below it.
     public static func lowestID(milliseconds: Int64) -> String {
@@ -33,30 +43,33 @@ public struct PushIDGenerator: Sendable {
             // Same millisecond (or the clock went back): keep the previous time and count up,
             // carrying from the last digit, so the new id sorts after the previous one.
             time = lastTime
-            var index = 11
-            while index >= 0 {
-                if lastRandom[index] < 63 {
-                    lastRandom[index] += 1
-                    break
-                }
-                lastRandom[index] = 0
-                index -= 1
+            low += 1
+            if low == Self.sixDigits {
+                low = 0
+                high += 1
             }
         } else {
             lastTime = time
             var generator = SystemRandomNumberGenerator()
-            for index in 0..<12 { lastRandom[index] = UInt8(generator.next() & 63) }
             // Leave headroom so increments within one millisecond never wrap the first digit.
-            lastRandom[0] &= 31
+            high = generator.next() & (Self.sixDigits / 2 - 1)
+            low = generator.next() & (Self.sixDigits - 1)
         }
+        let (high, low) = (high, low)
         // Written straight into the string's storage: one allocation, not an array and a copy.
         return String(unsafeUninitializedCapacity: 20) { bytes in
-            var remaining = UInt64(max(0, time))
-            for index in stride(from: 7, through: 0, by: -1) {
-                bytes[index] = Self.alphabet[Int(remaining & 63)]
-                remaining >>= 6
+            Self.alphabet.withUnsafeBufferPointer { alphabet in
+                var remaining = UInt64(max(0, time))
+                for index in stride(from: 7, through: 0, by: -1) {
+                    bytes[index] = alphabet[Int(remaining & 63)]
+                    remaining >>= 6
+                }
+                for index in 0..<6 {
+                    let shift = UInt64(30 - 6 * index)
+                    bytes[8 + index] = alphabet[Int(high >> shift & 63)]
+                    bytes[14 + index] = alphabet[Int(low >> shift & 63)]
+                }
             }
-            for index in 0..<12 { bytes[8 + index] = Self.alphabet[Int(lastRandom[index])] }
             return 20
         }
     }

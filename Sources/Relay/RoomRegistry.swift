@@ -33,4 +33,10 @@ public final class RoomRegistry<Member: AnyObject> {
     public func members(of room: String) -> ContiguousArray<Member> {
         rooms[room]?.members ?? []
     }
+
+    /// Whether `room` has a member other than `member`, without a copy of its members.
+    public func hasMember(in room: String, besides member: Member) -> Bool {
+        guard let count = rooms[room]?.count, count > 0 else { return false }
+        return count > 1 || rooms[room]?.contains(member) == false
+    }
 }

@@ -39,6 +39,14 @@ private func fill(_ h: Harness, _ client: FakeClient, _ gid: JSONValue, _ count:
     #expect(h.events(bob) == [["op": "message", "group": gid, "message": reply["message"] ?? .null]])
 }
 
+@Test func anAcknowledgementSaysWhereItsMessageLiesForTheEvent() throws {
+    let message = ChatMessage(id: "-Nabcdefghijklmnopqr", user: "ada", text: "a \"quoted\" line", imageUrl: nil, createdAt: 7)
+    let ack = ChatService<FakeTransport>.acknowledgement(.integer(3), message, group: "g")
+    let messageJSON = ChatService<FakeTransport>.json(message, group: "g")
+    #expect(Array(ack.bytes[ack.message]) == messageJSON)
+    #expect(try JSONValue.parse(ack.bytes) == ["op": "ok", "id": 3, "message": JSONValue.parse(messageJSON)])
+}
+
 @Test func messageIsNotVisibleBeforeItIsDurable() throws {
     let (h, ada, bob, gid) = try pair()
     let request: JSONValue = ["op": "send", "id": 1, "group": gid, "text": "pending"]

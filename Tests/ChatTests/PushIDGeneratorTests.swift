@@ -32,6 +32,13 @@ import Testing
     #expect(Set(ids).count == ids.count)
 }
 
+@Test func countingUpWithinOneMillisecondCarriesIntoTheHighDigits() {
+    var generator = PushIDGenerator(lastTime: 1_000, high: 5, low: (1 << 36) - 2)
+    let ids = (0..<3).map { _ in generator.next(milliseconds: 1_000) }
+    #expect(ids.map { String($0.suffix(12)) } == ["-----4zzzzzz", "-----5------", "-----5-----0"])
+    #expect(ids == ids.sorted())
+}
+
 @Test func laterMillisecondsSortLaterAcrossGenerators() {
     var first = PushIDGenerator()
     var second = PushIDGenerator()

@@ -38,3 +38,17 @@ import Relay
     #expect(!RoomName.isValid("a/b"))
     #expect(!RoomName.isValid("é"))
 }
+
+@Test func aRoomHasAMemberBesidesOneOnlyWhenSomeoneElseIsIn() {
+    let registry = RoomRegistry<Member>()
+    let a = Member(), b = Member()
+    #expect(!registry.hasMember(in: "r", besides: a))
+    registry.join("r", a)
+    #expect(!registry.hasMember(in: "r", besides: a))
+    #expect(registry.hasMember(in: "r", besides: b))
+    registry.join("r", b)
+    #expect(registry.hasMember(in: "r", besides: a))
+    registry.leave("r", a)
+    #expect(registry.hasMember(in: "r", besides: a))
+    #expect(!registry.hasMember(in: "r", besides: b))
+}
