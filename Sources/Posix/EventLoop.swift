@@ -15,6 +15,11 @@ public final class EventLoop: @unchecked Sendable {
     private var timers = TimerHeap()
     private var nextTimerID: UInt64 = 0
     private var pendingFlush: [any Flushable] = []
+    /// The batches being flushed, resumed and run: swapped with the pending ones, so the two
+    /// buffers take turns instead of a copy being allocated every iteration.
+    private var flushing: [any Flushable] = []
+    private var resuming: [Int32] = []
+    private var running: [@Sendable () -> Void] = []
     /// Sockets whose handler stopped reading at its budget with bytes left (`readLater`), in
     /// order, each once (`readDeferred` marks them by descriptor).
     private var pendingReads: [Int32] = []
@@ -152,13 +157,13 @@ public final class EventLoop: @unchecked Sendable {
     /// the next, so one busy socket never holds the loop.
     private func runPendingReads() {
         guard !pendingReads.isEmpty else { return }
-        let batch = pendingReads
-        pendingReads.removeAll(keepingCapacity: true)
-        for fd in batch {
+        swap(&pendingReads, &resuming)
+        for fd in resuming {
             readDeferred[Int(fd)] = false
             guard Int(fd) < handlers.count, let handler = handlers[Int(fd)] else { continue }
             handler.readable(hangup: false)
         }
+        resuming.removeAll(keepingCapacity: true)
     }
 
     private func dispatch(fd: Int32, events: UInt32) {
@@ -175,12 +180,9 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func runInbox() {
-        let work = inbox.withLock { queue in
-            let taken = queue
-            queue.removeAll(keepingCapacity: true)
-            return taken
-        }
-        for item in work { item() }
+        inbox.withLock { queue in swap(&queue, &running) }
+        for item in running { item() }
+        running.removeAll(keepingCapacity: true)
     }
 
     private func runDueTimers() {
@@ -193,9 +195,9 @@ public final class EventLoop: @unchecked Sendable {
     /// so drain until nothing is pending.
     private func flushPending() {
         while !pendingFlush.isEmpty {
-            let batch = pendingFlush
-            pendingFlush.removeAll(keepingCapacity: true)
-            for target in batch { target.flush() }
+            swap(&pendingFlush, &flushing)
+            for target in flushing { target.flush() }
+            flushing.removeAll(keepingCapacity: true)
         }
     }
 
