@@ -9,17 +9,10 @@ public struct ChatMessage: Sendable, Equatable {
     public var text: String?
     public var imageUrl: String?
     public var createdAt: Int64
-    public var clientId: String?
-    public var receivedBy: [String: Int64]
+    public var clientId: String? = nil
+    public var receivedBy: [String: Int64] = [:]
 
-    public init(id: String, user: String, text: String?, imageUrl: String?, createdAt: Int64,
-                clientId: String? = nil, receivedBy: [String: Int64] = [:]) {
-        self.id = id
-        self.user = user
-        self.text = text
-        self.imageUrl = imageUrl
-        self.createdAt = createdAt
-        self.clientId = clientId
-        self.receivedBy = receivedBy
-    }
+    // The memberwise initializer, not one written out: the optimizer builds a message straight
+    // in place with it, where an explicit `init` left a copy of every field to retain and a
+    // temporary to release on each send.
 }

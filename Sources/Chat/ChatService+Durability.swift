@@ -22,7 +22,7 @@ extension ChatService {
         if let clientId = message.clientId {
             pendingByClient[ClientMessageKey(user: message.user, clientId: clientId)] = (ticket, group, message)
         }
-        pendingMessages.append(PendingMessage(ticket: ticket, group: group, message: message))
+        pendingMessages.append(PendingMessage(ticket: ticket, group: group, message: consume message))
     }
 
     /// Runs every completion whose ticket is at most `ticket`: the store has it on disk.
