@@ -12,9 +12,10 @@ public enum JSONEncoding {
     /// including non-ASCII, is copied as raw UTF-8, which RFC 8259 allows and which is shorter.
     @inlinable
     public static func appendEscapedString(_ s: String, to out: inout [UInt8]) {
+        // A native string lends its bytes as they are, without the retain that a mutable copy
+        // for `withUTF8` costs; the rare bridged or lazily stored one is made contiguous first.
+        if s.utf8.withContiguousStorageIfAvailable({ appendEscaped($0, to: &out) }) != nil { return }
         var s = s
-        // withUTF8 lends the native storage without a copy; the rare bridged or lazily
-        // stored string is made contiguous first.
         s.withUTF8 { utf8 in appendEscaped(utf8, to: &out) }
     }
 
