@@ -25,7 +25,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BENCH_DIR="$ROOT/scripts/bench"
-BIN="${BIN:-$ROOT/.build/release/switchboard}"
+# Absolute: the server is started from OUT_DIR, where a relative path would not resolve.
+BIN="$(realpath -m "${BIN:-$ROOT/.build/release/switchboard}")"
 SB_CONFIG="${SB_CONFIG-$ROOT/Config/switchboard.json}"
 WSLOAD="${WSLOAD:-$ROOT/Benchmarks/wsload/wsload}"
 SERVER_CPU="${SERVER_CPU:-1}"
