@@ -34,9 +34,10 @@ public final class RoomRegistry<Member: AnyObject> {
         rooms[room]?.members ?? []
     }
 
-    /// Whether `room` has a member other than `member`, without a copy of its members.
+    /// Whether `room` has a member other than `member`, without a copy of its member list
+    /// (a room in the registry is never empty).
     public func hasMember(in room: String, besides member: Member) -> Bool {
-        guard let count = rooms[room]?.count, count > 0 else { return false }
-        return count > 1 || rooms[room]?.contains(member) == false
+        guard let room = rooms[room] else { return false }
+        return room.count > 1 || !room.contains(member)
     }
 }
