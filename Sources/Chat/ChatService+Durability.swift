@@ -18,7 +18,7 @@ extension ChatService {
     /// is durable. The message is moved in: a copy would retain each of its strings.
     func committed(_ ticket: UInt64, message: consuming ChatMessage, in group: String,
                    completion: @escaping (Bool) -> Void) {
-        completions.append(PendingCompletion(ticket: ticket, run: completion))
+        committed(ticket, completion: completion)
         if let clientId = message.clientId {
             pendingByClient[ClientMessageKey(user: message.user, clientId: clientId)] = (ticket, group, message)
         }

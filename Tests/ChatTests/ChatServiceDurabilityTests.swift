@@ -27,6 +27,7 @@ import Testing
     h.service.failed(through: UInt64.max)
     let reply = h.transport.take(ada.client).first
     #expect(reply?.code == "unavailable")
+    #expect(reply?["id"] == "f")
     #expect(h.service.state.messages[gid.stringValue ?? ""]?.count ?? 0 == 0)
 }
 

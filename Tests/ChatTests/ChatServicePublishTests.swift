@@ -38,9 +38,11 @@ import Testing
     h.service.closed(bob.client)
     var deliveries: [OfflineDelivery] = []
     h.service.onOfflineDelivery = { deliveries.append($0) }
-    h.call(ada.client, ["op": "send", "group": .string(gid), "text": "hi"])
+    let reply = h.call(ada.client, ["op": "send", "group": .string(gid), "text": "hi"])
     #expect(deliveries.map(\.users) == [[bob.id]])
     #expect(deliveries.first?.groupName == "Team")
+    // The message as the sender's ack carries it.
+    #expect(deliveries.first.flatMap { try? JSONValue.parse($0.message) } == reply["message"])
 }
 
 @Test func aRepublishWithTheSameClientIdIsAnsweredWithTheStoredMessage() throws {
