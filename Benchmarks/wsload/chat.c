@@ -191,27 +191,7 @@ static void on_event_message(conn_t *c, const uint8_t *p, size_t n, uint64_t now
     size_t want = h < (size_t)G.size ? (size_t)G.size : h;
     if (tn != want || (tn > h && memcmp(q, g_pad, tn - h) != 0)) goto bad;
     if (pid != c->room) { T->k.cross_room++; note_err(T, "message of group %lu delivered to group %u", (unsigned long)pid, c->room); return; }
-    rx_t *r = c->rx;
-    if (seq < r->next) {
-        if (r->forced) { T->k.ooo++; T->k.delivered++; return; }
-        T->k.dups++;
-        return;
-    }
-    uint64_t d = seq - r->next;
-    if (d >= 64) {
-        uint64_t sh = d - 63;
-        r->win = sh >= 64 ? 0 : r->win >> sh;
-        r->next += sh;
-        d = 63;
-        r->forced = 1;
-        T->k.gaps_forced++;
-    }
-    if (r->win & (1ull << d)) { T->k.dups++; return; }
-    r->win |= 1ull << d;
-    if (seq + 1 < r->maxs) T->k.ooo++;
-    if (seq + 1 > r->maxs) r->maxs = seq + 1;
-    while (r->win & 1) { r->win >>= 1; r->next++; }
-    T->k.delivered++;
+    if (!rx_accept(T, c->rx, seq)) return;
     if (meas) { T->k.delivered_meas++; hrec(&T->lat, now > ts ? now - ts : 0); }
     return;
 bad:

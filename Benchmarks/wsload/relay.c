@@ -187,27 +187,7 @@ void relay_on_text(thr_t *t, conn_t *c, const uint8_t *p, size_t n, uint64_t now
     pub_t *pb = &g_pubs[pid];
     if (pb->room != c->room) { t->k.cross_room++; note_err(t, "message from room %u delivered to room %u", pb->room, c->room); return; }
     if ((int64_t)pid == c->pid) { t->k.self_echo++; note_err(t, "publisher %u received its own message", (unsigned)pid); return; }
-    rx_t *r = &c->rx[pb->local];
-    if (seq < r->next) {
-        if (r->forced) { t->k.ooo++; t->k.delivered++; return; } /* very late (beyond reorder window) */
-        t->k.dups++;
-        return;
-    }
-    uint64_t d = seq - r->next;
-    if (d >= 64) {
-        uint64_t sh = d - 63;
-        r->win = sh >= 64 ? 0 : r->win >> sh;
-        r->next += sh;
-        d = 63;
-        r->forced = 1;
-        t->k.gaps_forced++;
-    }
-    if (r->win & (1ull << d)) { t->k.dups++; return; }
-    r->win |= 1ull << d;
-    if (seq + 1 < r->maxs) t->k.ooo++;
-    if (seq + 1 > r->maxs) r->maxs = seq + 1;
-    while (r->win & 1) { r->win >>= 1; r->next++; }
-    t->k.delivered++;
+    if (!rx_accept(t, &c->rx[pb->local], seq)) return;
     if (meas) {
         t->k.delivered_meas++;
         hrec(&t->lat, now > ts ? now - ts : 0);

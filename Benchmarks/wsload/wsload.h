@@ -256,6 +256,33 @@ static inline uint64_t xrand(thr_t *t) { /* xorshift64* */
     t->rng = x;
     return x * 0x2545F4914F6CDD1Dull;
 }
+/* Message seq from one publisher arrived on r: counts it as delivered or as a duplicate, and
+ * counts out-of-order arrivals and gaps wider than the window. True for a delivery within the
+ * window (the caller then records its latency); one below a skipped gap counts as delivered
+ * out of order, and false. */
+static inline bool rx_accept(thr_t *t, rx_t *r, uint64_t seq) {
+    if (seq < r->next) {
+        if (r->forced) { t->k.ooo++; t->k.delivered++; return false; } /* very late (beyond the window) */
+        t->k.dups++;
+        return false;
+    }
+    uint64_t d = seq - r->next;
+    if (d >= 64) {
+        uint64_t sh = d - 63;
+        r->win = sh >= 64 ? 0 : r->win >> sh;
+        r->next += sh;
+        d = 63;
+        r->forced = 1;
+        t->k.gaps_forced++;
+    }
+    if (r->win & (1ull << d)) { t->k.dups++; return false; }
+    r->win |= 1ull << d;
+    if (seq + 1 < r->maxs) t->k.ooo++;
+    if (seq + 1 > r->maxs) r->maxs = seq + 1;
+    while (r->win & 1) { r->win >>= 1; r->next++; }
+    t->k.delivered++;
+    return true;
+}
 static inline char *put_u64(char *p, uint64_t v) {
     char tmp[24];
     int n = 0;
