@@ -8,18 +8,20 @@
 #   CASES_JSON       cases to run (default '["*"]'), e.g. '["1.*","2.*","5.*"]'
 #   EXCLUDE_JSON     cases to skip (default '[]'), e.g. '["9.*","12.*","13.*"]'
 #   TIMEOUT_S        limit for the suite itself (default 1800; 1-7 and 10 take seconds,
-#                    9.* ~20 s, 12.* and 13.* ~15 min)
+#                    9.* ~20 s, 12.* and 13.* ~4 min)
 # Environment: AUTOBAHN_OUT (report folder, default a fresh temp folder),
-#              SWITCHBOARD_ARGS (extra server flags, split on spaces).
+#              SWITCHBOARD_ARGS (extra server flags, split on spaces),
+#              AUTOBAHN_TLS=1 (the cases run over wss://, against a self-signed certificate).
 #
-# The server is started as `SWITCHBOARD_BIN --host 127.0.0.1 --port 0 --data <tmp>`; the port is
-# read from its `listening on ws://HOST:PORT` line. Prints the summary and the cases that are
+# The server is started as `SWITCHBOARD_BIN --host 127.0.0.1 --port 0 --data <tmp>` (with
+# AUTOBAHN_TLS, also `--tls-port 0` and a certificate the binary makes); the port is read from
+# its `listening on ws://HOST:PORT` (or wss://) line. Prints the summary and the cases that are
 # FAILED or UNIMPLEMENTED; exits 0 only when there are none, the report exists and the server
 # survived the run. Everything is bounded: harness setup 900 s, server start 30 s, suite TIMEOUT_S.
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 BIN="$1"
@@ -53,28 +55,35 @@ cleanup() {
         kill -KILL "$SERVER_PID" 2>/dev/null || true
         wait "$SERVER_PID" 2>/dev/null || true
     fi
-    rm -rf "$WORK/data"
+    rm -rf "$WORK/data" "$WORK/cert"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 mkdir -p "$WORK/data"
+SCHEME=ws
+TLS_ARGS=()
+if [ "${AUTOBAHN_TLS:-0}" = 1 ]; then
+    SCHEME=wss
+    "$BIN" cert --self-signed --out "$WORK/cert" > /dev/null
+    TLS_ARGS=(--tls-port 0 --tls-cert "$WORK/cert/cert.pem" --tls-key "$WORK/cert/key.pem")
+fi
 # shellcheck disable=SC2086  # SWITCHBOARD_ARGS is deliberately split into flags
-"$BIN" --host 127.0.0.1 --port 0 --data "$WORK/data" ${SWITCHBOARD_ARGS:-} > "$SERVER_LOG" 2>&1 &
+"$BIN" --host 127.0.0.1 --port 0 "${TLS_ARGS[@]}" --data "$WORK/data" ${SWITCHBOARD_ARGS:-} > "$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 PORT=""
 for _ in $(seq 300); do
-    PORT="$(sed -n 's#.*listening on ws://[^ ]*:\([0-9][0-9]*\).*#\1#p' "$SERVER_LOG" | head -1)"
+    PORT="$(sed -n "s#.*listening on $SCHEME://[^ ]*:\([0-9][0-9]*\).*#\1#p" "$SERVER_LOG" | head -1)"
     [ -n "$PORT" ] && break
     kill -0 "$SERVER_PID" 2>/dev/null || break
     sleep 0.1
 done
 if [ -z "$PORT" ]; then
-    echo "autobahn.sh: server did not print 'listening on ws://HOST:PORT' within 30 s; its output:" >&2
+    echo "autobahn.sh: server did not print 'listening on $SCHEME://HOST:PORT' within 30 s; its output:" >&2
     cat "$SERVER_LOG" >&2
     exit 1
 fi
-URL="ws://127.0.0.1:$PORT/echo"
+URL="$SCHEME://127.0.0.1:$PORT/echo"
 echo "autobahn.sh: server pid $SERVER_PID on $URL; cases $CASES, excluded $EXCLUDE, limit ${TIMEOUT_S}s"
 
 # 3. The suite, bounded by TIMEOUT_S (it writes its report only at the end).
