@@ -108,8 +108,7 @@ extension ChatService {
     /// The `ok` answer to a `send` (request `id`) with the stored message in it, and where in
     /// those bytes the message's own JSON lies: its event carries the same object.
     static func acknowledgement(_ id: JSONValue?, _ message: ChatMessage, group: String) -> (bytes: [UInt8], message: Range<Int>) {
-        var writer = JSONWriter(op: "ok")
-        if let id { writer.value("id", id) }
+        var writer = JSONWriter(op: "ok", answering: id)
         let range = writer.object("message") { message.write(into: &$0, group: group) }
         return (writer.finished(), range)
     }

@@ -200,8 +200,7 @@ public final class ChatService<Transport: ChatTransport> {
     private func perform(_ request: ChatRequest, _ session: ChatSession<Client>) throws(ChatError) {
         switch request.op {
         case "ping":
-            var writer = JSONWriter(op: "pong")
-            if let id = request.id { writer.value("id", id) }
+            var writer = JSONWriter(op: "pong", answering: request.id)
             transport.send(writer.finished(), to: session.client)
             return
         case "signup":
@@ -244,8 +243,7 @@ public final class ChatService<Transport: ChatTransport> {
     /// Sends `{"op":"ok","id":...}` plus the fields `fill` writes.
     func reply(_ session: ChatSession<Client>, _ request: ChatRequest, _ fill: (inout JSONWriter) -> Void = { _ in }) {
         guard session.isOpen else { return }
-        var writer = JSONWriter(op: "ok")
-        if let id = request.id { writer.value("id", id) }
+        var writer = JSONWriter(op: "ok", answering: request.id)
         fill(&writer)
         transport.send(writer.finished(), to: session.client)
     }
@@ -253,8 +251,7 @@ public final class ChatService<Transport: ChatTransport> {
     /// Sends an error reply.
     func fail(_ session: ChatSession<Client>, _ id: JSONValue?, _ error: ChatError) {
         guard session.isOpen else { return }
-        var writer = JSONWriter(op: "error")
-        if let id { writer.value("id", id) }
+        var writer = JSONWriter(op: "error", answering: id)
         writer.string("code", error.code.rawValue)
         writer.string("message", error.message)
         transport.send(writer.finished(), to: session.client)

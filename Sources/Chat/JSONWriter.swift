@@ -30,6 +30,12 @@ struct JSONWriter {
         string("op", op)
     }
 
+    /// Starts the answer to a request: `{"op":"<op>"`, then the request's `id` when it had one.
+    init(op: StaticString, answering id: JSONValue?) {
+        self.init(op: op)
+        if let id { value("id", id) }
+    }
+
     /// Appends `,"key":` (or `"key":` first).
     mutating func key(_ key: StaticString) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
