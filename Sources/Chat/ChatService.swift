@@ -198,6 +198,10 @@ public final class ChatService<Transport: ChatTransport> {
     }
 
     private func perform(_ request: ChatRequest, _ session: ChatSession<Client>) throws(ChatError) {
+        // A switch over strings compares case by case: the most frequent request, a signed-in
+        // `send` while changes are accepted, goes straight through; the rest, errors included,
+        // take the switches below.
+        if request.op == "send", acceptsChanges, let uid = session.userID { return try send(request, session, uid) }
         switch request.op {
         case "ping":
             var writer = JSONWriter(op: "pong", answering: request.id)
@@ -216,9 +220,7 @@ public final class ChatService<Transport: ChatTransport> {
         }
         if !acceptsChanges, changingOps.contains(request.op) { throw ChatError.clusterUnavailable }
         guard let uid = session.userID else { throw ChatError.notSignedIn }
-        // A switch over strings compares case by case: the most frequent op comes first.
         switch request.op {
-        case "send": try send(request, session, uid)
         case "logout": try logout(request, session, uid)
         case "users": listUsers(request, session)
         case "profile": try profile(request, session, uid)

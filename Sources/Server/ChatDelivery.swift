@@ -16,6 +16,10 @@ final class ChatDelivery: ChatTransport {
     typealias Client = ConnectionHandle
 
     unowned let server: Server
+    /// The server's loop index and metrics, read on every reply without going through the
+    /// unowned reference (a check and a retain each time).
+    private let index: Int
+    private let metrics: Metrics
     /// Set right after init (the service needs this transport to exist first).
     private(set) var service: ChatService<ChatDelivery>?
     /// Password hashes in flight: at most one per core, each ~100 ms of CPU.
@@ -29,6 +33,8 @@ final class ChatDelivery: ChatTransport {
 
     init(server: Server, workers: Int = LoopThread.availableCores) {
         self.server = server
+        self.index = server.index
+        self.metrics = server.metrics
         self.workers = workers
         self.queueLimit = 4 * workers
         ChatDelivery.startDispatch()
@@ -54,9 +60,9 @@ final class ChatDelivery: ChatTransport {
     }
 
     func send(_ json: [UInt8], to client: ConnectionHandle) {
-        server.metrics.messagesSent[.chat] += 1
+        metrics.messagesSent[.chat] += 1
         // A connection of this loop is written to at once, without the closures a hand-off needs.
-        guard client.home != server.index else { return ChatDelivery.send(json, to: client.connection) }
+        guard client.home != index else { return ChatDelivery.send(json, to: client.connection) }
         server.onHome(client) { connection in ChatDelivery.send(json, to: connection) }
     }
 
@@ -72,14 +78,14 @@ final class ChatDelivery: ChatTransport {
         var count = 0
         for client in clients where client !== except {
             count += 1
-            if client.home == server.index {
+            if client.home == index {
                 ChatDelivery.deliver(&message, to: client.connection, arrival: arrival)
                 continue
             }
             if elsewhere.isEmpty { elsewhere = Array(repeating: [], count: server.peers.count) }
             elsewhere[client.home].append(client)
         }
-        server.metrics.messagesSent[.chat] += count
+        metrics.messagesSent[.chat] += count
         guard !elsewhere.isEmpty else { return }
         let shared = message.forAnotherLoop()
         for (home, recipients) in elsewhere.enumerated() where !recipients.isEmpty {
@@ -99,7 +105,7 @@ final class ChatDelivery: ChatTransport {
     }
 
     func close(_ client: ConnectionHandle, code: UInt16, reason: String) {
-        server.metrics.countClose(CloseCode(rawValue: code))
+        metrics.countClose(CloseCode(rawValue: code))
         server.onHome(client) { connection in connection.fail(code: CloseCode(rawValue: code), reason: reason) }
     }
 

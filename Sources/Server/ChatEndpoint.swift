@@ -13,12 +13,15 @@ import WebSocket
 /// error reply over the socket says more. Confined to its event loop thread.
 final class ChatEndpoint: Endpoint {
     unowned let server: Server
+    /// Whether this endpoint's loop is the chat loop, where requests need no hand-off.
+    let isOnChatLoop: Bool
     /// The chat loop's transport, set before any loop runs; nil until the store is open. Only
     /// the chat loop calls it: the other loops merely carry the reference to it.
     var chat: ChatDelivery?
 
     init(server: Server) {
         self.server = server
+        self.isOnChatLoop = server.index == 0
     }
 
     func session(for connection: Connection, head: HTTPRequestHead, user: String?) -> Session {
@@ -28,7 +31,9 @@ final class ChatEndpoint: Endpoint {
     /// One `/ws` connection; what the service keeps for it is in the service (`ChatSession`).
     final class Reader: ReaderSession {
         let handle: ConnectionHandle
-        unowned let endpoint: ChatEndpoint
+        /// Strong: the endpoint holds no reader, and an unowned reference costs a check and a
+        /// retain on every request.
+        let endpoint: ChatEndpoint
         private let token: String?
 
         init(_ handle: ConnectionHandle, endpoint: ChatEndpoint, token: String?) {
@@ -47,7 +52,7 @@ final class ChatEndpoint: Endpoint {
         func received(_ opcode: Opcode, payload: [UInt8]) {
             // On the chat loop itself a request goes to the service directly: the closures
             // of a hand-off cost three allocations for every request.
-            if opcode == .text, endpoint.server.index == 0, let service = endpoint.chat?.service {
+            if opcode == .text, endpoint.isOnChatLoop, let service = endpoint.chat?.service {
                 return service.received(handle, text: payload)
             }
             let handle = handle

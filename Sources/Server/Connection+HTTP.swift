@@ -62,7 +62,7 @@ extension Connection {
     /// worth means the client is not waiting for answers, and it is dropped.
     private func hold(_ bytes: UnsafeRawBufferPointer) {
         heldInput.append(contentsOf: bytes)
-        if heldInput.count > owner.limits.maxHeadBytes + owner.limits.maxBodyBytes {
+        if heldInput.count > limits.maxHeadBytes + limits.maxBodyBytes {
             metrics.httpErrors += 1
             perform(lifecycle.ended())
         }
@@ -135,7 +135,7 @@ extension Connection {
         httpParser = nil
         self.compression = compression
         webSocket = WebSocketConnection(
-            configuration: .init(maxMessageSize: owner.limits.maxMessageSize), decompressor: compression?.inflater)
+            configuration: .init(maxMessageSize: limits.maxMessageSize), decompressor: compression?.inflater)
         lifecycle.upgraded(now: owner.now)
         let session = endpoint.session(for: self, head: head, user: user)
         self.session = session

@@ -20,6 +20,9 @@ final class Connection: EventHandler, Flushable {
     unowned let owner: any ConnectionOwner
     let loop: EventLoop
     let metrics: Metrics
+    /// The owner's limits, copied once: they do not change, and the read path consults them
+    /// on every event.
+    let limits: ConnectionLimits
     var lifecycle: ConnectionLifecycle
     private let tls: TLSSession?
     /// Requests are parsed until the upgrade; nil afterwards.
@@ -96,6 +99,7 @@ final class Connection: EventHandler, Flushable {
         self.owner = owner
         self.loop = owner.loop
         self.metrics = owner.metrics
+        self.limits = owner.limits
         self.tls = tls
         self.outboundLimit = owner.limits.outboundBytes
         self.httpParser = HTTPRequestParser(maxHeadBytes: owner.limits.maxHeadBytes, maxBodyBytes: owner.limits.maxBodyBytes)
@@ -111,9 +115,9 @@ final class Connection: EventHandler, Flushable {
     /// A peer that pings without reading is not read at all until it reads (`readingPaused`).
     func readable(hangup: Bool) {
         let buffer = loop.readBuffer
-        var budget = owner.limits.readBudgetBytes
+        var budget = limits.readBudgetBytes
         messagesRead = 0
-        inflationBudget = owner.limits.inflationBudgetBytes
+        inflationBudget = limits.inflationBudgetBytes
         if isInflating {
             resumeInflating()
             if isInflating { return loop.readLater(fd) }
@@ -129,7 +133,7 @@ final class Connection: EventHandler, Flushable {
                 if hangup { perform(lifecycle.ended()) }
                 return
             }
-            guard budget > 0, messagesRead < owner.limits.readBudgetMessages else {
+            guard budget > 0, messagesRead < limits.readBudgetMessages else {
                 loop.readLater(fd)
                 return
             }
@@ -265,7 +269,7 @@ final class Connection: EventHandler, Flushable {
             pingsInWindow = 0
         }
         pingsInWindow += 1
-        return pingsInWindow <= owner.limits.maxPingsPerSecond
+        return pingsInWindow <= limits.maxPingsPerSecond
     }
 
     /// Hands a message to the session in the form it takes: relays get it ready to pass on,
@@ -334,7 +338,7 @@ final class Connection: EventHandler, Flushable {
     private func checkOutbound() {
         guard socketFull else { return }
         let queued = writeQueue.queuedBytes + tlsPlaintextBytes
-        let limit = lifecycle.isHTTP ? max(outboundLimit, owner.limits.httpOutboundBytes) : outboundLimit
+        let limit = lifecycle.isHTTP ? max(outboundLimit, limits.httpOutboundBytes) : outboundLimit
         guard queued > limit, lifecycle.acceptsOutput else { return }
         metrics.slowConsumers += 1
         owner.logger.debug("closing a slow consumer", metadata: ["queued": "\(queued)"])
