@@ -175,7 +175,9 @@ bench_check_port() {
 # was not scheduled (a busy machine). With CPU_WINDOW=START:SECONDS, also "server_cpu_pct_window",
 # its CPU use over SECONDS from START seconds after the generator started, or after the server
 # holds CPU_WINDOW_FDS descriptors (inside the measured window, so set-up and draining are left out), and from it "server_us_per_ack" or
-# "server_us_per_delivery" (CPU µs per acknowledged send or per delivery at the measured rate).
+# "server_us_per_delivery" (CPU µs per acknowledged send or per delivery at the measured rate),
+# and "server_threads": the same figure for each of the server's threads by name (the event
+# loop, `store-writer`, `store-compact`, ...; threads under 0.5% of a core left out).
 # A run that printed nothing gives {"ok":false,"missing":true}.
 bench_load() {
     local log="$1" load busy t0 c0=0 t1 c1=0 line window="" sampler=""
@@ -195,8 +197,10 @@ bench_load() {
             done
             sleep "${CPU_WINDOW%%:*}"
             a=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"); s=$(date +%s%N)
+            thread_ticks > "$window.threads-a"
             sleep "${CPU_WINDOW##*:}"
             b=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"); e=$(date +%s%N)
+            thread_ticks > "$window.threads-b"
             echo "$((b - a)) $((e - s))" > "$window"
         ) &
         sampler=$!
@@ -205,9 +209,10 @@ bench_load() {
     t1=$(date +%s%N)
     [ -n "$SERVER_PID" ] && c1=$(awk '{print $14 + $15}' "/proc/$SERVER_PID/stat" 2> /dev/null || echo "$c0")
     [ -z "$sampler" ] || wait "$sampler" 2> /dev/null || true
-    python3 - "$line" "$load" "$busy" "${SERVER_PID:+$((c1 - c0))}" "$((t1 - t0))" "${window:+$(cat "$window" 2> /dev/null)}" <<'PY'
+    python3 - "$line" "$load" "$busy" "${SERVER_PID:+$((c1 - c0))}" "$((t1 - t0))" "${window:+$(cat "$window" 2> /dev/null)}" \
+        "${window:+$window.threads}" <<'PY'
 import json, os, sys
-line, load, busy, ticks, ns, window = sys.argv[1:7]
+line, load, busy, ticks, ns, window, threads = sys.argv[1:8]
 r = json.loads(line) if line.startswith("{") else {"ok": False, "missing": True}
 r["load_avg"] = float(load)
 r["busy_before_pct"] = float(busy)
@@ -217,13 +222,41 @@ if window.strip():
     wticks, wns = (int(x) for x in window.split())
     pct = 100 * wticks / os.sysconf("SC_CLK_TCK") / (wns / 1e9)
     r["server_cpu_pct_window"] = round(pct, 1)
-    for rate, name in (("acked_per_s", "server_us_per_ack"), ("delivered_per_s", "server_us_per_delivery")):
-        if r.get(rate):
-            r[name] = round(pct / 100 * 1e6 / r[rate], 2)
+    rate = r.get("acked_per_s") or r.get("delivered_per_s")
+    for key, name in (("acked_per_s", "server_us_per_ack"), ("delivered_per_s", "server_us_per_delivery")):
+        if r.get(key):
+            r[name] = round(pct / 100 * 1e6 / r[key], 2)
             break
+    def per_name(path):
+        totals = {}
+        try:
+            for entry in open(path):
+                name, _, value = entry.rstrip("\n").rpartition("\t")
+                totals[name] = totals.get(name, 0) + int(value)
+        except (OSError, ValueError):
+            pass
+        return totals
+    before, after = per_name(threads + "-a"), per_name(threads + "-b")
+    split = {}
+    for name, value in after.items():
+        thread_pct = 100 * (value - before.get(name, 0)) / os.sysconf("SC_CLK_TCK") / (wns / 1e9)
+        if thread_pct >= 0.5:
+            split[name] = {"cpu_pct": round(thread_pct, 1)}
+            if rate:
+                split[name]["us_per_op"] = round(thread_pct / 100 * 1e6 / rate, 2)
+    if split:
+        r["server_threads"] = split
 print(json.dumps(r, separators=(",", ":")))
 PY
-    [ -z "$window" ] || rm -f "$window"
+    [ -z "$window" ] || rm -f "$window" "$window.threads-a" "$window.threads-b"
+}
+
+# thread_ticks: each thread of SERVER_PID as "NAME<tab>CPU TICKS" (user + system), one a line.
+thread_ticks() {
+    local task
+    for task in /proc/"$SERVER_PID"/task/*; do
+        printf '%s\t%s\n' "$(cat "$task/comm" 2> /dev/null)" "$(awk '{print $14 + $15}' "$task/stat" 2> /dev/null || echo 0)"
+    done
 }
 
 # median FILE FIELD...: the median of each dotted JSON field over the lines of FILE.
