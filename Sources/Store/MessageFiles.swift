@@ -179,7 +179,7 @@ final class MessageFiles: @unchecked Sendable {
         return values.compactMap { id, value in value.map { (id, $0) } }.sorted { $0.id < $1.id }
     }
 
-    /// The newest `count` in-order records of the group, ascending, read from the ends of its
+    /// The newest `count` records of the group by id, ascending, read from the ends of its
     /// segments without their indexes: what start-up keeps in memory.
     func newest(_ gid: String, count: Int) throws(StoreError) -> [(id: String, value: JSONValue)] {
         guard count > 0 else { return [] }
@@ -222,15 +222,27 @@ final class MessageFiles: @unchecked Sendable {
                 chunk = min(segment.bytes, chunk * 4)
             }
         }
-        var result: [(id: String, value: JSONValue)] = []
-        for entry in found {
-            if let location = catalog.relocated[entry.id] {
-                if let value = try readOne(gid, entry.id, location) { result.append((entry.id, value)) }
-            } else if let value = entry.value {
-                result.append((entry.id, value))
+        // A message stored after a newer one (a clock that went back, another node's clock in
+        // cluster mode) has no line in the id order: only `relocated` knows it. Those that sort
+        // into the window belong to it; below a full window's oldest id they are older than
+        // every message kept.
+        var entries = found.map { (id: $0.id, value: $0.value, moved: catalog.relocated[$0.id]) }
+        if !catalog.relocated.isEmpty {
+            let listed = Set(found.map(\.id))
+            let floor = found.count >= count ? found.first?.id : nil
+            for (mid, location) in catalog.relocated where !listed.contains(mid) && floor.map({ mid > $0 }) ?? true {
+                entries.append((mid, nil, location))
             }
+            entries.sort { $0.id < $1.id }
+            if entries.count > count { entries.removeFirst(entries.count - count) }
         }
-        return result
+        var movedValues: [String: JSONValue] = [:]
+        let moved = entries.compactMap { entry in entry.moved.map { (id: entry.id, location: $0) } }
+        for (mid, value) in try read(gid, moved) { movedValues[mid] = value }
+        return entries.compactMap { entry in
+            guard let value = entry.moved == nil ? entry.value : movedValues[entry.id] else { return nil }
+            return (entry.id, value)
+        }
     }
 
     // MARK: Reading
