@@ -36,6 +36,9 @@ extension Server {
             retention: ChatService<ChatDelivery>.retention(chatConfiguration, now: ChatClock.system.milliseconds()),
             logger: logger)
         let store = opened.store
+        // The journal opened at start grows, and every fsync of it writes the file's size too:
+        // it makes way for the spare of zeros as soon as the compactor has written one.
+        store.replacesFirstJournal = true
         let journalPosition = opened.tree["Cluster"]?["journal"]?.stringValue
         let state = ChatState(tree: opened.tree, storedCounts: store.storedMessageCounts)
         let secret: [UInt8]

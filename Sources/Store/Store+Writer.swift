@@ -176,7 +176,8 @@ extension Store {
         }
         handler(lines.lastTicket)
         let startsCheckpoint = monitor.withLock {
-            guard !compactionQueued, journalLength >= compactAfterBytes else { return false }
+            let yieldsToSpare = firstJournalReplaced && journalIsFirst && spareReady
+            guard !compactionQueued, journalLength >= compactAfterBytes || yieldsToSpare else { return false }
             compactionQueued = true
             return true
         }
@@ -237,6 +238,7 @@ extension Store {
         FileSystem.close(journalFD)
         journalFD = fresh
         journalLength = 0
+        journalIsFirst = false
         generation = next
         let ticket = monitor.withLock {
             stats.journalBytes = 0

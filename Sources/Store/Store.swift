@@ -78,6 +78,9 @@ public final class Store: @unchecked Sendable {
     var journalFD: Int32
     /// Bytes of the journal known to hold whole lines, where a failed write is cut back to.
     var journalLength: Int
+    /// Whether the journal is the one opened at start, which grows as it is written (no spare
+    /// of zeros lies under it).
+    var journalIsFirst = true
     /// The generation of the last journal set aside.
     var generation: Int
     var thread: pthread_t?
@@ -106,6 +109,8 @@ public final class Store: @unchecked Sendable {
     static let largestSpareBytes = 256 << 20
     /// True when `journal.spare` is complete and durable; guarded by `monitor`.
     var spareReady = false
+    /// See `replacesFirstJournal`; guarded by `monitor`.
+    var firstJournalReplaced = false
 
     /// Lines appended since the store thread last took the queue.
     struct PendingLines {
@@ -140,6 +145,18 @@ public final class Store: @unchecked Sendable {
         self.generation = generation
         self.checkpoint = checkpoint
         self.files = checkpoint.files
+    }
+
+    /// Whether the journal opened at start, which grows as it is written, is set aside for the
+    /// spare as soon as the compactor has written one, rather than only when it is full. Each
+    /// `fdatasync` of a growing file also writes its inode (the size changed): a second round
+    /// trip to the device, and on a file system with a journal a commit of it
+    /// (docs/durability.md, "Writing"); at a low rate the first journal would take hours to
+    /// fill. Off by default, so that a test sees checkpoints only where it asks for them; the
+    /// server turns it on. Set it before the first append.
+    public var replacesFirstJournal: Bool {
+        get { monitor.withLock { firstJournalReplaced } }
+        set { monitor.withLock { firstJournalReplaced = newValue } }
     }
 
     /// Called on the store thread with the highest ticket now durable; set it before the first

@@ -154,6 +154,46 @@ import JSON
     #expect(try fullTree(store, tree) == expected)
 }
 
+@Test(arguments: [true, false])
+func theFirstJournalMakesWayForTheSpareOnlyWhenAsked(replaces: Bool) throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let journalBytes = 64 << 10
+    var expected = DocumentTree.empty
+    do {
+        let (store, _) = try openStore(folder, compactAfterBytes: journalBytes)
+        defer { store.close() }
+        store.replacesFirstJournal = replaces
+        while !store.monitor.withLock({ store.spareReady }) { usleep(1000) }
+        let waiter = CheckpointWaiter(store)
+        // Far below `compactAfterBytes`: the first journal after a start grows, and it makes
+        // way for the spare at the next write once the spare is ready, if the store is asked to.
+        for i in 0..<5 {
+            let mutation = messageMutation(group: "g", id: "m\(i)", text: "message \(i)", at: Int64(i))
+            DocumentTree.apply(mutation, to: &expected)
+            let ticket = store.append([mutation])
+            while store.durableTicket < ticket { usleep(100) }
+            if i == 0 && replaces {
+                #expect(waiter.wait(seconds: 60), "the growing journal was not set aside for the spare")
+            }
+        }
+        #expect(store.statistics.compactions == (replaces ? 1 : 0))
+    }
+    let journal = try #require(folder.read("journal.jsonl"))
+    if replaces {
+        // The spare became the journal after the first line: four lines, then its zeros.
+        #expect(journal.count >= journalBytes + Checkpoint.pacedBytes)
+        #expect(journal.split(separator: 0x0A).filter { $0.first == UInt8(ascii: "{") }.count == 4)
+        #expect(journal.last == 0)
+    } else {
+        #expect(journal.last == 0x0A, "the first journal, grown line by line")
+        #expect(journal.split(separator: 0x0A).count == 5)
+    }
+    let (store, tree) = try openStore(folder, compactAfterBytes: journalBytes)
+    defer { store.close() }
+    #expect(try fullTree(store, tree) == expected)
+}
+
 @Test func aBatchWaitsForTheSendersOfTheLastOnlyAFractionOfItsFlush() {
     let last = LastFlush(appends: 64, end: 10_000_000, nanoseconds: 4_000_000)
     #expect(last.gatherDeadline(queuedAppends: 0) == 12_000_000, "half of a 4 ms flush after it ended")

@@ -122,6 +122,12 @@ final class CheckpointWaiter: @unchecked Sendable {
     func wait() {
         semaphore.wait()
     }
+
+    /// Waits for a checkpoint that only the store itself starts; false if none came within
+    /// `seconds` (a bound for a failing run, not a measurement).
+    func wait(seconds: Int) -> Bool {
+        semaphore.wait(timeout: .now() + .seconds(seconds)) == .success
+    }
 }
 
 /// A message mutation as the chat service would write it.
