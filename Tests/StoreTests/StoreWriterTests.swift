@@ -120,16 +120,24 @@ import JSON
     #expect(try fullTree(reopened, tree) == expected)
 }
 
+/// The journal size of the tests of spares: the spare is this and a paced piece of zeros.
+private let journalBytes = 64 << 10
+
+/// A store on `folder` once its compactor has written the spare journal it writes at start
+/// (what the tests of spares are about).
+private func openStoreWithSpare(_ folder: TemporaryFolder) throws -> Store {
+    let (store, _) = try openStore(folder, compactAfterBytes: journalBytes)
+    while !store.monitor.withLock({ store.spareReady }) { usleep(1000) }
+    return store
+}
+
 @Test func theNextJournalIsASpareOfZerosWrittenAheadAndReplaysAsUsual() throws {
     let folder = TemporaryFolder()
     defer { folder.remove() }
-    let journalBytes = 64 << 10
     var expected = DocumentTree.empty
     do {
-        let (store, _) = try openStore(folder, compactAfterBytes: journalBytes)
+        let store = try openStoreWithSpare(folder)
         defer { store.close() }
-        // The compactor writes the spare at start; wait for it (it is what this test is about).
-        while !store.monitor.withLock({ store.spareReady }) { usleep(1000) }
         #expect((folder.read("journal.spare")?.count ?? 0) >= journalBytes + Checkpoint.pacedBytes)
         #expect(folder.read("journal.spare")?.allSatisfy { $0 == 0 } == true)
         let waiter = CheckpointWaiter(store)
@@ -158,13 +166,11 @@ import JSON
 func theFirstJournalMakesWayForTheSpareOnlyWhenAsked(replaces: Bool) throws {
     let folder = TemporaryFolder()
     defer { folder.remove() }
-    let journalBytes = 64 << 10
     var expected = DocumentTree.empty
     do {
-        let (store, _) = try openStore(folder, compactAfterBytes: journalBytes)
+        let store = try openStoreWithSpare(folder)
         defer { store.close() }
         store.replacesFirstJournal = replaces
-        while !store.monitor.withLock({ store.spareReady }) { usleep(1000) }
         let waiter = CheckpointWaiter(store)
         // Far below `compactAfterBytes`: the first journal after a start grows, and it makes
         // way for the spare at the next write once the spare is ready, if the store is asked to.
