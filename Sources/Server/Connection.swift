@@ -39,8 +39,6 @@ final class Connection: EventHandler, Flushable {
     var compression: ConnectionCompression?
     /// The peer's IP address, the key of per-address limits.
     let address: String
-    /// The slow-consumer limit (`ConnectionLimits.outboundBytes`).
-    private let outboundLimit: Int
     private var writeQueue = WriteQueue()
     /// Whether the last write attempt left bytes the socket refused: only then can what waits
     /// mean a slow reader (a burst queued within one pass is not one).
@@ -99,12 +97,11 @@ final class Connection: EventHandler, Flushable {
         self.owner = owner
         self.loop = owner.loop
         self.metrics = owner.metrics
-        self.limits = owner.limits
+        let limits = owner.limits
+        self.limits = limits
         self.tls = tls
-        self.outboundLimit = owner.limits.outboundBytes
-        self.httpParser = HTTPRequestParser(maxHeadBytes: owner.limits.maxHeadBytes, maxBodyBytes: owner.limits.maxBodyBytes)
-        self.lifecycle = ConnectionLifecycle(
-            now: owner.now, timeouts: owner.limits.timeouts, maxRequests: owner.limits.maxRequestsPerConnection)
+        self.httpParser = HTTPRequestParser(maxHeadBytes: limits.maxHeadBytes, maxBodyBytes: limits.maxBodyBytes)
+        self.lifecycle = ConnectionLifecycle(now: owner.now, timeouts: limits.timeouts, maxRequests: limits.maxRequestsPerConnection)
     }
 
     // MARK: Reading
@@ -338,7 +335,7 @@ final class Connection: EventHandler, Flushable {
     private func checkOutbound() {
         guard socketFull else { return }
         let queued = writeQueue.queuedBytes + tlsPlaintextBytes
-        let limit = lifecycle.isHTTP ? max(outboundLimit, limits.httpOutboundBytes) : outboundLimit
+        let limit = lifecycle.isHTTP ? max(limits.outboundBytes, limits.httpOutboundBytes) : limits.outboundBytes
         guard queued > limit, lifecycle.acceptsOutput else { return }
         metrics.slowConsumers += 1
         owner.logger.debug("closing a slow consumer", metadata: ["queued": "\(queued)"])

@@ -4,11 +4,13 @@
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 
 from chat_client import PASSWORD, ChatClient, connect_as, group_with, signup
 from conftest import PATIENCE, binary_path
+from test_chat_crash import full_history
 
 
 def snapshot_files(data):
@@ -134,6 +136,31 @@ def test_a_torn_journal_tail_is_cut_with_a_warning_and_earlier_data_is_intact(st
     texts = [m.get("text") for m in connect_as(third, made["alice_token"]).ok("history", group=made["group"])["messages"]]
     assert texts == ["before the restart", None, "after the repair"]
     assert later["id"]
+
+
+def test_the_journal_of_a_start_makes_way_for_the_spare_of_zeros_and_loses_nothing(start_server):
+    """docs/durability.md, "Writing": the journal opened at start grows as it is written; the
+    first write after the compactor has written the spare moves the journal onto the spare."""
+    server = start_server()
+    made = populate(server)
+    alice = connect_as(server, made["alice_token"])
+    journal = os.path.join(server.data, "journal.jsonl")
+    sent = []
+    deadline = time.monotonic() + PATIENCE
+    while True:
+        sent.append(alice.send_text(made["group"], f"message {len(sent)}")["id"])
+        with open(journal, "rb") as handle:
+            if handle.read().endswith(b"\0"):
+                break
+        assert time.monotonic() < deadline, "the journal of the start never made way for the spare"
+        time.sleep(0.05)
+    # One more on the spare, then a crash: the restart replays the spare's lines and stops at
+    # its zeros.
+    sent.append(alice.send_text(made["group"], "on the spare")["id"])
+    server.stop(signal.SIGKILL)
+    again = start_server(data=server.data)
+    ids = [m["id"] for m in full_history(connect_as(again, made["alice_token"]), made["group"])]
+    assert ids[-len(sent):] == sent
 
 
 @pytest.mark.parametrize("name", ["documents/Users.json", "manifest.json"])
