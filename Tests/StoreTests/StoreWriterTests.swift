@@ -120,80 +120,53 @@ import JSON
     #expect(try fullTree(reopened, tree) == expected)
 }
 
-/// The journal size of the tests of spares: the spare is this and a paced piece of zeros.
-private let journalBytes = 64 << 10
-
-/// A store on `folder` once its compactor has written the spare journal it writes at start
-/// (what the tests of spares are about).
-private func openStoreWithSpare(_ folder: TemporaryFolder) throws -> Store {
-    let (store, _) = try openStore(folder, compactAfterBytes: journalBytes)
-    while !store.monitor.withLock({ store.spareReady }) { usleep(1000) }
-    return store
+/// How the journal opened at start ends in `theNextJournalIsTheSpareOfZerosWrittenAhead`.
+enum FirstJournalEnd: CaseIterable, Sendable {
+    /// `compact()` sets it aside after its first line.
+    case compacted
+    /// `replacesFirstJournal`: the first write after the spare is ready sets it aside.
+    case replaced
+    /// Neither: it grows, far below `compactAfterBytes`.
+    case kept
 }
 
-@Test func theNextJournalIsASpareOfZerosWrittenAheadAndReplaysAsUsual() throws {
+@Test(arguments: FirstJournalEnd.allCases)
+func theNextJournalIsTheSpareOfZerosWrittenAheadAndReplaysAsUsual(end: FirstJournalEnd) throws {
     let folder = TemporaryFolder()
     defer { folder.remove() }
+    let journalBytes = 64 << 10
     var expected = DocumentTree.empty
     do {
-        let store = try openStoreWithSpare(folder)
+        let (store, _) = try openStore(folder, compactAfterBytes: journalBytes)
         defer { store.close() }
+        store.replacesFirstJournal = end == .replaced
+        // The compactor writes the spare at start; wait for it (it is what this test is about).
+        while !store.monitor.withLock({ store.spareReady }) { usleep(1000) }
         #expect((folder.read("journal.spare")?.count ?? 0) >= journalBytes + Checkpoint.pacedBytes)
         #expect(folder.read("journal.spare")?.allSatisfy { $0 == 0 } == true)
         let waiter = CheckpointWaiter(store)
-        let first = messageMutation(group: "g", id: "m0", text: "before the rotation", at: 0)
-        DocumentTree.apply(first, to: &expected)
-        store.append([first])
-        store.compact()
-        waiter.wait()
-        for i in 1..<5 {
-            let mutation = messageMutation(group: "g", id: "m\(i)", text: "after the rotation", at: Int64(i))
-            DocumentTree.apply(mutation, to: &expected)
-            store.append([mutation])
-        }
-    }
-    // The spare became the journal: the lines are at its start and the zeros follow.
-    let journal = try #require(folder.read("journal.jsonl"))
-    #expect(journal.count >= journalBytes + Checkpoint.pacedBytes)
-    #expect(journal.first == UInt8(ascii: "{"))
-    #expect(journal.last == 0)
-    let (store, tree) = try openStore(folder, compactAfterBytes: journalBytes)
-    defer { store.close() }
-    #expect(try fullTree(store, tree) == expected)
-}
-
-@Test(arguments: [true, false])
-func theFirstJournalMakesWayForTheSpareOnlyWhenAsked(replaces: Bool) throws {
-    let folder = TemporaryFolder()
-    defer { folder.remove() }
-    var expected = DocumentTree.empty
-    do {
-        let store = try openStoreWithSpare(folder)
-        defer { store.close() }
-        store.replacesFirstJournal = replaces
-        let waiter = CheckpointWaiter(store)
-        // Far below `compactAfterBytes`: the first journal after a start grows, and it makes
-        // way for the spare at the next write once the spare is ready, if the store is asked to.
         for i in 0..<5 {
             let mutation = messageMutation(group: "g", id: "m\(i)", text: "message \(i)", at: Int64(i))
             DocumentTree.apply(mutation, to: &expected)
             let ticket = store.append([mutation])
             while store.durableTicket < ticket { usleep(100) }
-            if i == 0 && replaces {
-                #expect(waiter.wait(seconds: 60), "the growing journal was not set aside for the spare")
+            guard i == 0 else { continue }
+            if end == .compacted { store.compact() }
+            if end != .kept {
+                #expect(waiter.wait(seconds: 60), "the first journal was not set aside for the spare")
             }
         }
-        #expect(store.statistics.compactions == (replaces ? 1 : 0))
+        #expect(store.statistics.compactions == (end == .kept ? 0 : 1))
     }
     let journal = try #require(folder.read("journal.jsonl"))
-    if replaces {
+    if end == .kept {
+        #expect(journal.last == 0x0A, "the first journal, grown line by line")
+        #expect(journal.split(separator: 0x0A).count == 5)
+    } else {
         // The spare became the journal after the first line: four lines, then its zeros.
         #expect(journal.count >= journalBytes + Checkpoint.pacedBytes)
         #expect(journal.split(separator: 0x0A).filter { $0.first == UInt8(ascii: "{") }.count == 4)
         #expect(journal.last == 0)
-    } else {
-        #expect(journal.last == 0x0A, "the first journal, grown line by line")
-        #expect(journal.split(separator: 0x0A).count == 5)
     }
     let (store, tree) = try openStore(folder, compactAfterBytes: journalBytes)
     defer { store.close() }
