@@ -26,6 +26,11 @@ extension FileSystem {
 
     /// Writes all of `bytes` at `offset` with `pwrite`, continuing after short writes.
     public static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws(FileError) {
+        try write(fd, bytes[...], at: offset, path: path)
+    }
+
+    /// Writes all of a part of an array at `offset`, from where it lies (no copy).
+    public static func write(_ fd: Int32, _ bytes: ArraySlice<UInt8>, at offset: Int, path: String) throws(FileError) {
         var written = 0
         while written < bytes.count {
             let result = bytes.withUnsafeBytes { buffer in

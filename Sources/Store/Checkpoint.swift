@@ -479,7 +479,7 @@ private struct SegmentWrites {
         repeat {
             // A pause between pieces leaves the disk to the journal's fsyncs in between.
             if written > 0 { usleep(Checkpoint.pauseMicroseconds) }
-            let piece = Array(bytes[written..<min(bytes.count, written + pacedBytes)])
+            let piece = bytes[written..<min(bytes.count, written + pacedBytes)]
             try io(FileSystem.write(fd, piece, at: offset + written, path: path))
             try io(FileSystem.writeOut(fd, offset: offset + written, count: piece.count, path: path))
             written += piece.count

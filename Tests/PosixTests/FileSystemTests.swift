@@ -56,6 +56,19 @@ private func mode(of path: String) -> mode_t {
     }
 }
 
+@Test func aPartOfAnArrayIsWrittenFromItsOwnStartAtTheOffsetGiven() throws {
+    let directory = temporaryDirectory()
+    defer { _ = try? FileSystem.removeIfExists(directory + "/segment"); rmdir(directory) }
+    let path = directory + "/segment"
+    let fd = try FileSystem.open(path, flags: O_RDWR | O_CREAT)
+    defer { FileSystem.close(fd) }
+    let bytes: [UInt8] = [10, 11, 12, 13, 14, 15, 16]
+    try FileSystem.write(fd, [0, 0, 0, 0, 0, 0], at: 0, path: path)
+    try FileSystem.write(fd, bytes[2..<5], at: 3, path: path)
+    try FileSystem.write(fd, bytes[5..<5], at: 6, path: path)
+    #expect(try FileSystem.read(fd, at: 0, count: 10, path: path) == [0, 0, 0, 12, 13, 14])
+}
+
 @Test func aLockLetGoWithinTheWaitIsTakenAndOneKeptIsNot() throws {
     let directory = temporaryDirectory()
     let path = directory + "/lock"
