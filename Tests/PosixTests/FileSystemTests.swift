@@ -39,34 +39,38 @@ private func mode(of path: String) -> mode_t {
     #expect(FileSystem.readFile("/nonexistent/switchboard") == nil)
 }
 
-@Test func writeOutKeepsTheBytesAndNamesItsCallWhenItFails() throws {
+/// Runs `body` with a new empty file open for reading and writing, and its path.
+private func withNewFile(_ body: (Int32, String) throws -> Void) throws {
     let directory = temporaryDirectory()
     defer { _ = try? FileSystem.removeIfExists(directory + "/segment"); rmdir(directory) }
     let path = directory + "/segment"
     let fd = try FileSystem.open(path, flags: O_RDWR | O_CREAT)
     defer { FileSystem.close(fd) }
-    try FileSystem.write(fd, [1, 2, 3, 4], at: 0, path: path)
-    try FileSystem.writeOut(fd, offset: 0, count: 4, path: path)
-    #expect(try FileSystem.read(fd, at: 0, count: 4, path: path) == [1, 2, 3, 4])
-    // A negative range is refused by the kernel (EINVAL), reported with the call and the path.
-    #expect {
-        try FileSystem.writeOut(fd, offset: -1, count: 4, path: path)
-    } throws: { error in
-        (error as? FileError)?.description.contains("sync_file_range") == true
+    try body(fd, path)
+}
+
+@Test func writeOutKeepsTheBytesAndNamesItsCallWhenItFails() throws {
+    try withNewFile { fd, path in
+        try FileSystem.write(fd, [1, 2, 3, 4], at: 0, path: path)
+        try FileSystem.writeOut(fd, offset: 0, count: 4, path: path)
+        #expect(try FileSystem.read(fd, at: 0, count: 4, path: path) == [1, 2, 3, 4])
+        // A negative range is refused by the kernel (EINVAL), reported with the call and the path.
+        #expect {
+            try FileSystem.writeOut(fd, offset: -1, count: 4, path: path)
+        } throws: { error in
+            (error as? FileError)?.description.contains("sync_file_range") == true
+        }
     }
 }
 
 @Test func aPartOfAnArrayIsWrittenFromItsOwnStartAtTheOffsetGiven() throws {
-    let directory = temporaryDirectory()
-    defer { _ = try? FileSystem.removeIfExists(directory + "/segment"); rmdir(directory) }
-    let path = directory + "/segment"
-    let fd = try FileSystem.open(path, flags: O_RDWR | O_CREAT)
-    defer { FileSystem.close(fd) }
-    let bytes: [UInt8] = [10, 11, 12, 13, 14, 15, 16]
-    try FileSystem.write(fd, [0, 0, 0, 0, 0, 0], at: 0, path: path)
-    try FileSystem.write(fd, bytes[2..<5], at: 3, path: path)
-    try FileSystem.write(fd, bytes[5..<5], at: 6, path: path)
-    #expect(try FileSystem.read(fd, at: 0, count: 10, path: path) == [0, 0, 0, 12, 13, 14])
+    try withNewFile { fd, path in
+        let bytes: [UInt8] = [10, 11, 12, 13, 14, 15, 16]
+        try FileSystem.write(fd, [0, 0, 0, 0, 0, 0], at: 0, path: path)
+        try FileSystem.write(fd, bytes[2..<5], at: 3, path: path)
+        try FileSystem.write(fd, bytes[5..<5], at: 6, path: path)
+        #expect(try FileSystem.read(fd, at: 0, count: 10, path: path) == [0, 0, 0, 12, 13, 14])
+    }
 }
 
 @Test func aLockLetGoWithinTheWaitIsTakenAndOneKeptIsNot() throws {
