@@ -57,6 +57,7 @@ extension Store {
             return
         }
         phases.append(.now())
+        let (start, end) = (phases[0], phases[phases.count - 1])
         let spans = zip(phases.dropFirst(), phases).map { "\(($0.wall - $1.wall) / 1_000_000) with \(($0.cpu - $1.cpu) / 1_000_000)" }
         let handler = monitor.withLock {
             stats.compactions += 1
@@ -66,7 +67,7 @@ extension Store {
         }
         logger.info("""
             checkpoint \(generation): \(outcome.appendedBytes) segment bytes for \(outcome.lastIDs.count) groups in \
-            \((phases[3].wall - phases[0].wall) / 1_000_000) ms with \((phases[3].cpu - phases[0].cpu) / 1_000_000) of CPU \
+            \((end.wall - start.wall) / 1_000_000) ms with \((end.cpu - start.cpu) / 1_000_000) of CPU \
             (replay \(spans[0]), write and commit \(spans[1]), journal deleted \(spans[2]))
             """)
         for (gid, dropped) in outcome.dropped.sorted(by: { $0.key < $1.key }) {
