@@ -24,6 +24,9 @@ enum Route: Equatable {
     case media(String)
     case notFound
 
+    /// Matches on the path's bytes: a URL path is bytes, and a `String` compares characters, in
+    /// which a combining mark after a `/` (`/%E2%83%AC`) makes one character with it, so that
+    /// `/rooms/` would not be a prefix of `/rooms/\u{20EC}x` nor `/` a part of `a/\u{20EC}b`.
     init(path: String) {
         switch path {
         case "/healthz": self = .health
@@ -46,28 +49,37 @@ enum Route: Equatable {
                 self = .mediaItem(id)
             } else if let id = Route.segment(of: path, between: "/media/", and: "") {
                 self = .media(id)
-            } else if path.hasPrefix("/rooms/") {
-                self = .room(String(path.dropFirst("/rooms/".count)))
-            } else if path.hasPrefix("/api/v1/tree/") || path == "/api/v1/tree" {
-                self = .tree(String(path.dropFirst("/api/v1/tree".count).drop { $0 == "/" }))
-            } else if path.hasPrefix("/join/") {
+            } else if let room = Route.rest(of: path, after: "/rooms/") {
+                self = .room(room)
+            } else if let tree = Route.rest(of: path, after: "/api/v1/tree"), tree.isEmpty || tree.utf8.first == UInt8(ascii: "/") {
+                self = .tree(String(decoding: tree.utf8.drop { $0 == UInt8(ascii: "/") }, as: UTF8.self))
+            } else if Route.rest(of: path, after: "/join/") != nil {
                 self = .page("index.html")
-            } else if path.hasPrefix("/api/") {
+            } else if Route.rest(of: path, after: "/api/") != nil {
                 self = .notFound
             } else {
-                self = .page(String(path.dropFirst()))
+                self = .page(Route.rest(of: path, after: "/") ?? path)
             }
         }
+    }
+
+    /// What follows `prefix` in `path`, compared byte by byte, or nil when `path` does not start
+    /// with it.
+    private static func rest(of path: String, after prefix: String) -> String? {
+        let bytes = path.utf8
+        guard bytes.starts(with: prefix.utf8) else { return nil }
+        return String(decoding: bytes.dropFirst(prefix.utf8.count), as: UTF8.self)
     }
 
     /// The one path segment between `prefix` and `suffix`, e.g. the room of
     /// `/api/v1/rooms/lobby/messages`.
     private static func segment(of path: String, between prefix: String, and suffix: String) -> String? {
-        guard path.hasPrefix(prefix), path.hasSuffix(suffix), path.utf8.count > prefix.utf8.count + suffix.utf8.count else {
-            return nil
-        }
-        let segment = path.dropFirst(prefix.count).dropLast(suffix.count)
-        return segment.contains("/") ? nil : String(segment)
+        let bytes = path.utf8
+        guard bytes.count > prefix.utf8.count + suffix.utf8.count, bytes.starts(with: prefix.utf8),
+              bytes.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
+        else { return nil }
+        let segment = bytes.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
+        return segment.contains(UInt8(ascii: "/")) ? nil : String(decoding: segment, as: UTF8.self)
     }
 
     /// The methods the route answers: `POST` for what creates something, `GET` alone for the

@@ -33,6 +33,17 @@ import Testing
     #expect(Route(path: "/media/a/b") == .page("media/a/b"))
 }
 
+@Test func routesMatchBytesSoACombiningMarkAfterASlashChangesNothing() {
+    // U+20EC (`%E2%83%AC`) combines with the "/" before it into one character.
+    #expect(Route(path: "/rooms/\u{20EC}x") == .room("\u{20EC}x"))
+    #expect(Route(path: "/api/v1/groups/a/\u{20EC}b/messages") == .notFound)
+    #expect(Route(path: "/api/v1/rooms/\u{20EC}/messages") == .roomMessages("\u{20EC}"))
+    #expect(Route(path: "/api/v1/tree/\u{20EC}x") == .tree("\u{20EC}x"))
+    #expect(Route(path: "/api/v1/tree\u{20EC}") == .notFound)
+    #expect(Route(path: "/media/a/\u{20EC}b") == .page("media/a/\u{20EC}b"))
+    #expect(Route(path: "/\u{20EC}index.html") == .page("\u{20EC}index.html"))
+}
+
 @Test func routesThatCreateArePosts() {
     #expect(Route.roomMessages("x").methods == ["POST"] && Route.groupMessages("x").methods == ["POST"])
     #expect(Route.presenceToken.methods == ["POST"] && Route.mediaUpload.methods == ["POST"])
