@@ -24,9 +24,11 @@ enum Route: Equatable {
     case media(String)
     case notFound
 
-    /// Matches on the path's bytes: a URL path is bytes, and a `String` compares characters, in
-    /// which a combining mark after a `/` (`/%E2%83%AC`) makes one character with it, so that
-    /// `/rooms/` would not be a prefix of `/rooms/\u{20EC}x` nor `/` a part of `a/\u{20EC}b`.
+    /// Prefixes, suffixes and separators are matched on the path's bytes: a URL path is bytes,
+    /// and a `String` compares characters, in which a combining mark after a `/` (`/%E2%83%AC`)
+    /// makes one character with it, so that `/rooms/` would not be a prefix of `/rooms/\u{20EC}x`
+    /// nor `/` a part of `a/\u{20EC}b`. (The whole paths below are ASCII, which no other string
+    /// equals.)
     init(path: String) {
         switch path {
         case "/healthz": self = .health
@@ -53,9 +55,9 @@ enum Route: Equatable {
                 self = .room(room)
             } else if let tree = Route.rest(of: path, after: "/api/v1/tree"), tree.isEmpty || tree.utf8.first == UInt8(ascii: "/") {
                 self = .tree(String(decoding: tree.utf8.drop { $0 == UInt8(ascii: "/") }, as: UTF8.self))
-            } else if Route.rest(of: path, after: "/join/") != nil {
+            } else if Route.starts(path, with: "/join/") {
                 self = .page("index.html")
-            } else if Route.rest(of: path, after: "/api/") != nil {
+            } else if Route.starts(path, with: "/api/") {
                 self = .notFound
             } else {
                 self = .page(Route.rest(of: path, after: "/") ?? path)
@@ -63,19 +65,22 @@ enum Route: Equatable {
         }
     }
 
-    /// What follows `prefix` in `path`, compared byte by byte, or nil when `path` does not start
-    /// with it.
+    /// Whether `path` starts with the bytes of `prefix`.
+    private static func starts(_ path: String, with prefix: String) -> Bool {
+        path.utf8.starts(with: prefix.utf8)
+    }
+
+    /// What follows `prefix` in `path`, or nil when `path` does not start with it.
     private static func rest(of path: String, after prefix: String) -> String? {
-        let bytes = path.utf8
-        guard bytes.starts(with: prefix.utf8) else { return nil }
-        return String(decoding: bytes.dropFirst(prefix.utf8.count), as: UTF8.self)
+        guard starts(path, with: prefix) else { return nil }
+        return String(decoding: path.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
     }
 
     /// The one path segment between `prefix` and `suffix`, e.g. the room of
     /// `/api/v1/rooms/lobby/messages`.
     private static func segment(of path: String, between prefix: String, and suffix: String) -> String? {
         let bytes = path.utf8
-        guard bytes.count > prefix.utf8.count + suffix.utf8.count, bytes.starts(with: prefix.utf8),
+        guard bytes.count > prefix.utf8.count + suffix.utf8.count, starts(path, with: prefix),
               bytes.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
         else { return nil }
         let segment = bytes.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
