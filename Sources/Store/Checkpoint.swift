@@ -358,42 +358,31 @@ final class Checkpoint {
             manifest.groups[gid] = nil
             return 0
         }
-        var writes = SegmentWrites()
         // Records come in ascending id order, so once one sorts after the last stored id
         // every later one does: the ids are compared only until then.
         let lastID = catalog.lastID
         var pastLast = lastID == nil
+        var writes = SegmentWrites()
+        var open = catalog.segments.popLast().map(SegmentAppend.init(continuing:))
         for (mid, (value, key)) in group.sorted {
             if value == nil && group.dropsStored && catalog.relocated[mid] == nil { continue }
             if !pastLast, let lastID { pastLast = mid > lastID }
             let inOrder = value != nil && pastLast
-            if catalog.segments.isEmpty || (inOrder && catalog.segments[catalog.segments.count - 1].bytes >= segmentBytes) {
-                catalog.segments.append(SegmentSummary(sequence: nextSequence, bytes: 0, indexBytes: 0, records: 0, first: "", last: ""))
-                writes.created.insert(nextSequence)
+            if open == nil || (inOrder && open!.bytes >= segmentBytes) {
+                if let full = open { catalog.segments.append(writes.add(full)) }
+                open = SegmentAppend(starting: nextSequence)
                 nextSequence += 1
             }
-            let open = catalog.segments.count - 1
-            let sequence = catalog.segments[open].sequence
-            let offset = catalog.segments[open].bytes
-            let length = SegmentFormat.appendRecord(id: mid, value: value ?? nil, moved: !inOrder, to: &writes.segment[sequence, default: []])
-            catalog.segments[open].bytes += length + 1
             if inOrder {
-                let before = writes.index[sequence]?.count ?? 0
-                if let key {
-                    newKeys[gid, default: []].append(key)
-                    catalog.segments[open].keyed += 1
-                }
-                SegmentFormat.appendIndexLine(.init(id: mid, offset: offset, length: length, key: key), to: &writes.index[sequence, default: []])
-                catalog.segments[open].indexBytes += (writes.index[sequence]?.count ?? 0) - before
-                if catalog.segments[open].records == 0 { catalog.segments[open].first = mid }
-                catalog.segments[open].last = mid
-                catalog.segments[open].records += 1
+                open!.append(mid, value: value, key: key)
+                if let key { newKeys[gid, default: []].append(key) }
                 if !catalog.relocated.isEmpty { catalog.relocated[mid] = nil }
             } else {
-                catalog.relocated[mid] = RecordLocation(sequence: sequence, offset: offset, length: length)
+                catalog.relocated[mid] = open!.appendMoved(mid, value: value)
             }
         }
-        let appended = try writes.write(gid, layout: layout, stored: stored, pacedBytes: paced ? Self.pacedBytes : nil, into: &unsynced)
+        if let open { catalog.segments.append(writes.add(open)) }
+        let appended = try writes.write(gid, layout: layout, pacedBytes: paced ? Self.pacedBytes : nil, into: &unsynced)
         manifest.groups[gid] = catalog
         return appended
     }
@@ -431,60 +420,5 @@ final class Checkpoint {
         try io(FileSystem.syncDirectory(layout.documents))
         manifest.documents = members.keys.sorted()
         dirtyDocuments.removeAll()
-    }
-}
-
-/// The bytes one group's flush appends, per segment number, and how they reach the disk.
-private struct SegmentWrites {
-    var segment: [Int: [UInt8]] = [:]
-    var index: [Int: [UInt8]] = [:]
-    /// Segments this flush starts (their files may be left over from a crash: truncated).
-    var created: Set<Int> = []
-
-    /// Appends at each file's committed length (cutting off what a crashed checkpoint left
-    /// there). Paced, flushes each file in pieces as it goes and each folder that got new files
-    /// at once; otherwise notes them for `commit` to flush.
-    func write(
-        _ gid: String, layout: StoreLayout, stored: GroupCatalog, pacedBytes: Int?, into unsynced: inout Checkpoint.Unsynced
-    ) throws(StoreError) -> Int {
-        guard !segment.isEmpty else { return 0 }
-        let folder = layout.group(gid)
-        let folderIsNew = !FileSystem.exists(folder)
-        if folderIsNew { try io(FileSystem.makeDirectories(folder)) }
-        var appended = 0
-        for (sequence, bytes) in segment.sorted(by: { $0.key < $1.key }) {
-            let summary = created.contains(sequence) ? nil : stored.segments.first { $0.sequence == sequence }
-            try append(bytes, to: layout.segment(gid, sequence), at: summary?.bytes ?? 0, pacedBytes: pacedBytes)
-            try append(index[sequence] ?? [], to: layout.index(gid, sequence), at: summary?.indexBytes ?? 0, pacedBytes: pacedBytes)
-            if pacedBytes == nil { unsynced.files += [layout.segment(gid, sequence), layout.index(gid, sequence)] }
-            appended += bytes.count
-        }
-        var folders: [String] = []
-        if !created.isEmpty || folderIsNew { folders.append(folder) }
-        if folderIsNew { folders.append(layout.messages) }
-        if pacedBytes == nil {
-            unsynced.folders.formUnion(folders)
-        } else {
-            for folder in folders { try io(FileSystem.syncDirectory(folder)) }
-        }
-        return appended
-    }
-
-    private func append(_ bytes: [UInt8], to path: String, at offset: Int, pacedBytes: Int?) throws(StoreError) {
-        let fd = try io(FileSystem.open(path, flags: O_WRONLY | O_CREAT, mode: 0o600))
-        defer { FileSystem.close(fd) }
-        try io(FileSystem.truncate(fd, to: offset, path: path))
-        guard let pacedBytes else { return try io(FileSystem.write(fd, bytes, at: offset, path: path)) }
-        var written = 0
-        repeat {
-            // A pause between pieces leaves the disk to the journal's fsyncs in between.
-            if written > 0 { usleep(Checkpoint.pauseMicroseconds) }
-            let piece = bytes[written..<min(bytes.count, written + pacedBytes)]
-            try io(FileSystem.write(fd, piece, at: offset + written, path: path))
-            try io(FileSystem.writeOut(fd, offset: offset + written, count: piece.count, path: path))
-            written += piece.count
-        } while written < bytes.count
-        // The data is on the device already: this flush carries the new size and the cache.
-        try io(FileSystem.fdatasync(fd, path: path))
     }
 }

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import JSON
+@testable import Store
+
+// What a checkpoint's flush writes for a group, checked against the manifest that names it:
+// segments that fill and give way to new ones, records outside the id order, and keys.
+
+@Test func theManifestDescribesEverySegmentAndRelocatedRecordItsFlushesWrote() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let (store, _) = try openStore(folder, segmentBytes: 512, idempotencyFields: IdempotencyFields(owner: "user", key: "clientId"))
+    let waiter = CheckpointWaiter(store)
+    func message(_ number: Int, key: Bool) -> Mutation {
+        var value: [String: JSONValue] = ["message": .string("text \(number)"), "user": "u1"]
+        if key { value["clientId"] = .string("c\(number)") }
+        return .set(path: ["Messages", "g", "m\(2000 + number)"], value: .object(value))
+    }
+    // Three checkpoints: the first two fill segments; the third adds a message below the
+    // stored ids and changes a stored one, both written outside the id order, then new ones.
+    let batches: [[Mutation]] = [
+        (0..<12).map { message($0, key: $0 % 3 == 0) },
+        (12..<20).map { message($0, key: $0 % 2 == 0) },
+        [message(-1, key: true), .set(path: ["Messages", "g", "m2003", "receivedBy", "u2"], value: 7)]
+            + (20..<23).map { message($0, key: false) },
+    ]
+    for batch in batches {
+        store.append(batch)
+        store.compact()
+        waiter.wait()
+    }
+    store.close()
+
+    let manifestBytes = try #require(folder.read("manifest.json"))
+    let catalog = try #require(try Manifest(JSONValue.parse(manifestBytes)).groups["g"])
+    #expect(catalog.segments.count > 2, "segments of 512 bytes filled and new ones began")
+    #expect(catalog.segments.map(\.sequence) == Array(1...catalog.segments.count))
+    var inOrder: [String] = []
+    for segment in catalog.segments {
+        let name = "messages/g/" + StoreLayout.sequenceName(segment.sequence)
+        let records = try #require(folder.read(name + ".jsonl"))
+        let indexBytes = try #require(folder.read(name + ".idx"))
+        #expect(records.count == segment.bytes, "segment \(segment.sequence)'s length")
+        #expect(indexBytes.count == segment.indexBytes, "index \(segment.sequence)'s length")
+        let entries = try SegmentFormat.parseIndex(indexBytes)
+        #expect(entries.count == segment.records)
+        #expect(entries.filter { $0.key != nil }.count == segment.keyed)
+        #expect(entries.first?.id ?? "" == segment.first)
+        #expect(entries.last?.id ?? "" == segment.last)
+        for entry in entries {
+            let record = try records[entry.offset..<entry.offset + entry.length].withUnsafeBytes(SegmentFormat.parseRecord)
+            #expect(record.id == entry.id && !record.moved)
+            #expect(entry.key.map { $0.key } == record.value?["clientId"]?.stringValue)
+        }
+        inOrder += entries.map(\.id)
+    }
+    #expect(inOrder == (0..<23).map { "m\(2000 + $0)" })
+    #expect(catalog.relocated.keys.sorted() == ["m1999", "m2003"])
+    for (id, location) in catalog.relocated {
+        let records = try #require(folder.read("messages/g/" + StoreLayout.sequenceName(location.sequence) + ".jsonl"))
+        let record = try records[location.offset..<location.offset + location.length].withUnsafeBytes(SegmentFormat.parseRecord)
+        #expect(record.id == id && record.moved)
+    }
+    let (reopened, _) = try openStore(folder, segmentBytes: 512)
+    defer { reopened.close() }
+    #expect(try reopened.read(.one(group: "g", id: "m2003")).records.first?.value["receivedBy"]?["u2"] == 7)
+    #expect(try reopened.read(.one(group: "g", id: "m1999")).records.first?.value["message"] == "text -1")
+}
