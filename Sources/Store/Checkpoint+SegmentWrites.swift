@@ -8,8 +8,8 @@ import Posix
 /// catalog's array of `SegmentSummary`, and with each record's lines appended to a dictionary of
 /// buffers per segment, every record retained and released the summary's strings and hashed the
 /// segment number several times: `swift_retain` under `flush` alone was 11% of the compactor's
-/// samples (perf, 64 durable senders). Since, writing and committing a 64 MiB checkpoint takes
-/// 8% less CPU (BENCHMARKS.md).
+/// samples (perf, 64 durable senders). Since then, writing and committing a 64 MiB checkpoint
+/// takes 8% less CPU (BENCHMARKS.md).
 struct SegmentAppend {
     let sequence: Int
     /// False for a segment this flush starts (its files may be left over from a crash).
