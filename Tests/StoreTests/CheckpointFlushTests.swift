@@ -38,17 +38,17 @@ import JSON
     var inOrder: [String] = []
     for segment in catalog.segments {
         let name = "messages/g/" + StoreLayout.sequenceName(segment.sequence)
-        let records = try #require(folder.read(name + ".jsonl"))
-        let indexBytes = try #require(folder.read(name + ".idx"))
-        #expect(records.count == segment.bytes, "segment \(segment.sequence)'s length")
-        #expect(indexBytes.count == segment.indexBytes, "index \(segment.sequence)'s length")
-        let entries = try SegmentFormat.parseIndex(indexBytes)
+        let segmentFile = try #require(folder.read(name + ".jsonl"))
+        let indexFile = try #require(folder.read(name + ".idx"))
+        #expect(segmentFile.count == segment.bytes, "segment \(segment.sequence)'s length")
+        #expect(indexFile.count == segment.indexBytes, "index \(segment.sequence)'s length")
+        let entries = try SegmentFormat.parseIndex(indexFile)
         #expect(entries.count == segment.records)
         #expect(entries.filter { $0.key != nil }.count == segment.keyed)
         #expect(entries.first?.id ?? "" == segment.first)
         #expect(entries.last?.id ?? "" == segment.last)
         for entry in entries {
-            let record = try records[entry.offset..<entry.offset + entry.length].withUnsafeBytes(SegmentFormat.parseRecord)
+            let record = try segmentFile[entry.offset..<entry.offset + entry.length].withUnsafeBytes(SegmentFormat.parseRecord)
             #expect(record.id == entry.id && !record.moved)
             #expect(entry.key.map { $0.key } == record.value?["clientId"]?.stringValue)
         }
@@ -57,8 +57,8 @@ import JSON
     #expect(inOrder == (0..<23).map { "m\(2000 + $0)" })
     #expect(catalog.relocated.keys.sorted() == ["m1999", "m2003"])
     for (id, location) in catalog.relocated {
-        let records = try #require(folder.read("messages/g/" + StoreLayout.sequenceName(location.sequence) + ".jsonl"))
-        let record = try records[location.offset..<location.offset + location.length].withUnsafeBytes(SegmentFormat.parseRecord)
+        let segmentFile = try #require(folder.read("messages/g/" + StoreLayout.sequenceName(location.sequence) + ".jsonl"))
+        let record = try segmentFile[location.offset..<location.offset + location.length].withUnsafeBytes(SegmentFormat.parseRecord)
         #expect(record.id == id && record.moved)
     }
     let (reopened, _) = try openStore(folder, segmentBytes: 512)
