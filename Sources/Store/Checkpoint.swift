@@ -364,6 +364,7 @@ final class Checkpoint {
         var pastLast = lastID == nil
         var writes = SegmentWrites()
         var open = catalog.segments.popLast().map(SegmentAppend.init(continuing:))
+        var keys: [IdempotencyKey] = []
         for (mid, (value, key)) in group.sorted {
             if value == nil && group.dropsStored && catalog.relocated[mid] == nil { continue }
             if !pastLast, let lastID { pastLast = mid > lastID }
@@ -375,13 +376,14 @@ final class Checkpoint {
             }
             if inOrder {
                 open!.append(mid, value: value, key: key)
-                if let key { newKeys[gid, default: []].append(key) }
+                if let key { keys.append(key) }
                 if !catalog.relocated.isEmpty { catalog.relocated[mid] = nil }
             } else {
                 catalog.relocated[mid] = open!.appendMoved(mid, value: value)
             }
         }
         if let open { catalog.segments.append(writes.add(open)) }
+        if !keys.isEmpty { newKeys[gid, default: []] += keys }
         let appended = try writes.write(gid, layout: layout, pacedBytes: paced ? Self.pacedBytes : nil, into: &unsynced)
         manifest.groups[gid] = catalog
         return appended
