@@ -5,12 +5,13 @@ journaled mutations per second, mutations per fsync, batches held back while che
 by thread name: the event loop carries the binary's name) and each thread's page faults.
 
 A benchmark's median hides a cycle: this shows, for example, each checkpoint's replay, write
-and the seconds in which batches are held back (BENCHMARKS.md, "A noisy day").
+and the seconds in which batches are held back (BENCHMARKS.md, "A noisy day, and one checkpoint
+cycle second by second").
 
 Usage: scripts/bench/timeline.py PID PORT [SECONDS] [INTERVAL]
     PID and PORT of a running server (its plain port, for /metrics); runs for SECONDS (default:
-    until interrupted), a row every INTERVAL seconds (0.5), then a last row for the whole run
-    with the mutations it counted.
+    until interrupted, or "inf"), a row every INTERVAL seconds (0.5), then a last row for the
+    whole run with the mutations it counted.
 """
 
 import os
@@ -68,8 +69,8 @@ def row(label, before, after, total=False):
     fields = [label, f"{mutations / seconds:8.0f}/s"] + ([f"{mutations:.0f} mutations"] if total else []) + [
         f"per fsync {mutations / max(1, m1['fsyncs'] - m0['fsyncs']):5.1f}",
         f"held {m1['held'] - m0['held']:4.0f}", f"journal {m1['journal'] / 1e6:5.1f} MB"]
-    busy = {name: (cpu - t0.get(name, (0, 0))[0]) / max(1, mutations) / 1000 for name, (cpu, _) in t1.items()}
     if mutations > 0:
+        busy = {name: (cpu - t0.get(name, (0, 0))[0]) / mutations / 1000 for name, (cpu, _) in t1.items()}
         fields.append("CPU µs per mutation: " + ", ".join(
             f"{name} {us:.2f}" for name, us in sorted(busy.items()) if us >= 0.005))
     faults = [f"{name} {count - t0.get(name, (0, 0))[1]}" for name, (_, count) in sorted(t1.items())
