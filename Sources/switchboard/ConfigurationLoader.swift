@@ -1,4 +1,5 @@
 import Foundation
+import Server
 
 /// A setting with a value it does not accept, or a configuration file that cannot be read.
 struct ConfigurationError: Error, CustomStringConvertible {
@@ -26,7 +27,21 @@ enum ConfigurationLoader {
         for (key, value) in flags.sorted(by: { $0.key < $1.key }) {
             try apply(key, value, from: "command line", to: &options)
         }
+        try checkTogether(options.server)
         return options
+    }
+
+    /// Settings that mean something only with another: one without its partner is a mistake
+    /// to name at the start, not a feature silently off (no TLS) or a server that cannot start.
+    private static func checkTogether(_ server: ServerConfiguration) throws {
+        if (server.tlsCertificatePath == nil) != (server.tlsKeyPath == nil) {
+            throw ConfigurationError(description: "tlsCert and tlsKey go together: set both for wss://, or neither")
+        }
+        for (key, url) in [("presenceWebhook", server.presenceWebhook), ("offlineWebhook", server.offlineWebhook)] where url != nil {
+            guard server.webhookSecret != nil else {
+                throw ConfigurationError(description: "\(key) needs webhookSecret, the key its requests are signed with")
+            }
+        }
     }
 
     private static func apply(_ key: String, _ value: String, from source: String, to options: inout Options) throws {

@@ -133,12 +133,12 @@ extension Setting {
     static let all: [Setting] = [
         .text("host", \.host),
         .integer("port", \.port, 0...65535),
-        .integer("threads", \.threads, 0...64),
         .integer("tlsPort", \.tlsPort, 0...65535),
         .optionalText("tlsCert", \.tlsCertificatePath),
         .optionalText("tlsKey", \.tlsKeyPath),
         .text("data", \.dataDirectory),
         .choice("durability", ["fsync", "none"]) { $0.server.durability = $1 },
+        .integer("threads", \.threads, 0...64),
         .integer("compactAfterBytes", \.compactAfterBytes, 4096...(1 << 40)),
         .integer("segmentBytes", \.segmentBytes, 4096...(1 << 30)),
         .integer("recentMessages", \.recentMessages, 0...1_000_000),

@@ -47,6 +47,19 @@ def test_a_bad_redis_url_or_node_id_stops_the_start_naming_the_setting():
         assert f"setting '{setting}'" in result.stderr
 
 
+def test_a_setting_without_its_partner_stops_the_start_naming_both(tmp_path):
+    # A certificate without its key would start without TLS; a webhook without the secret that
+    # signs it would not start at all: both are configuration mistakes, exit 2.
+    for args, env, names in ((["--tls-cert", "cert.pem"], {}, ("tlsCert", "tlsKey")),
+                             (["--tls-key", "key.pem"], {}, ("tlsCert", "tlsKey")),
+                             ([], {"SWITCHBOARD_PRESENCE_WEBHOOK": "http://127.0.0.1:9/hook"}, ("presenceWebhook", "webhookSecret")),
+                             ([], {"SWITCHBOARD_OFFLINE_WEBHOOK": "http://127.0.0.1:9/hook"}, ("offlineWebhook", "webhookSecret"))):
+        result = subprocess.run([binary_path(), "--host", "127.0.0.1", "--port", "0", "--data", str(tmp_path), *args],
+                                env=env, capture_output=True, text=True, timeout=30)
+        assert result.returncode == 2, result.stderr
+        for name in names:
+            assert name in result.stderr, result.stderr
+
 
 def environment_of(server):
     """The environment the server process started with, as raw bytes. The C library cuts
