@@ -31,7 +31,7 @@ struct Serve: ParsableCommand {
     var pingInterval: String?
     @Option(help: "The cluster's Redis, redis://[user:password@]host:port/db (default: none, a single node).")
     var redis: String?
-    @Option(help: "trace, debug, info (default), notice, warning, error.")
+    @Option(help: "trace, debug, info (default), notice, warning, error, critical.")
     var logLevel: String?
 
     func run() throws {
