@@ -39,14 +39,19 @@ class RunningServer:
         # The tests sign up many users from 127.0.0.1; test_abuse_chat.py sets its own.
         environment.setdefault("SWITCHBOARD_SIGNUPS_PER_HOUR", "100000")
         environment.update(env or {})
-        self.process = subprocess.Popen(
-            [binary_path(), "--host", "127.0.0.1", "--port", "0", "--data", self.data, *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, cwd=ROOT, text=True)
+        # The log goes to a file, not a pipe: nobody reads a pipe while a test runs, and a server
+        # that logged 64 KiB into one (slow flushes on a loaded disk, say) would block on it.
+        descriptor, self.log_path = tempfile.mkstemp(prefix="switchboard-e2e-log-", suffix=".txt")
+        with os.fdopen(descriptor, "w") as log:
+            self.process = subprocess.Popen(
+                [binary_path(), "--host", "127.0.0.1", "--port", "0", "--data", self.data, *args],
+                stdout=subprocess.PIPE, stderr=log, env=environment, cwd=ROOT, text=True)
         self.urls = {}
         while True:
             line = self.process.stdout.readline()
             if not line:
-                raise RuntimeError("server exited before listening: " + self.process.stderr.read())
+                self.process.wait()
+                raise RuntimeError("server exited before listening: " + self.log())
             if line.startswith("listening on "):
                 url = line.split()[-1]
                 scheme = url.split("://")[0]
@@ -65,6 +70,11 @@ class RunningServer:
     @property
     def http(self):
         return f"http://127.0.0.1:{self.port}"
+
+    def log(self):
+        """Everything the server has logged so far."""
+        with open(self.log_path) as log:
+            return log.read()
 
     def stop(self, sig=signal.SIGTERM, timeout=10):
         if self.process.poll() is None:
@@ -106,6 +116,7 @@ def start_server():
     for server in servers:
         server.stop(signal.SIGKILL)
     for server in servers:
+        os.remove(server.log_path)
         if server.owns_data:
             shutil.rmtree(server.data, ignore_errors=True)
 

@@ -129,7 +129,7 @@ def test_a_torn_journal_tail_is_cut_with_a_warning_and_earlier_data_is_intact(st
     # The cut must leave a journal that later appends do not glue onto: write, crash, restart.
     later = alice.send_text(made["group"], "after the repair")
     again.stop(signal.SIGKILL)
-    log = again.process.stderr.read().lower()
+    log = again.log().lower()
     assert any("journal" in line and "warn" in line for line in log.splitlines()), \
         "starting on a torn journal logs a warning naming the journal"
     third = start_server(data=server.data)

@@ -118,7 +118,7 @@ def test_a_stream_token_in_the_query_opens_the_stream_and_is_never_logged(start_
     assert stream.next_event()["event"] == "snapshot"
     stream.close()
     server.stop()
-    log = server.process.stderr.read()
+    log = server.log()
     assert body["token"].split(".")[1] not in log
     assert ADMIN_TOKEN not in log
 

@@ -109,4 +109,4 @@ def test_a_missing_public_folder_is_a_log_line_not_a_crash(start_server):
     assert get(server.http + "/")[0] == 404
     assert get(server.http + "/healthz")[0] == 200
     server.stop()
-    assert "the public folder /nonexistent/public does not exist" in server.process.stderr.read()
+    assert "the public folder /nonexistent/public does not exist" in server.log()

@@ -5,6 +5,7 @@ import os
 import shutil
 import signal
 import ssl
+import time
 
 from conftest import PATIENCE, connect, make_certificate
 
@@ -19,13 +20,18 @@ def install(pair, live):
 
 def reload(server, expected):
     """Sends SIGHUP and returns the log line that says what became of it."""
+    def answers():
+        return [line for line in server.log().splitlines() if "received SIGHUP" in line]
+    before = len(answers())
     server.process.send_signal(signal.SIGHUP)
-    while True:
-        line = server.process.stderr.readline()
-        assert line, f"the server exited before logging {expected!r}"
-        if "received SIGHUP" in line:
-            assert expected in line, line
-            return line
+    deadline = time.monotonic() + PATIENCE
+    while len(answers()) == before:
+        assert server.process.poll() is None, f"the server exited before logging {expected!r}"
+        assert time.monotonic() < deadline, f"no answer to SIGHUP logged within {PATIENCE} s"
+        time.sleep(0.05)
+    line = answers()[before]
+    assert expected in line, line
+    return line
 
 
 def member(server, trusted_certificate, name):
