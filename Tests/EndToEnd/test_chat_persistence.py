@@ -104,8 +104,13 @@ def test_acknowledged_data_survives_kill_9(start_server):
     assert normal(alice.ok("history", group=made["group"])["messages"]) == normal(made["history"])
 
 
+# A checkpoint threshold past the largest spare journal: no spare is written, so journal.jsonl
+# is never set aside and holds every line, for the tests that read or change it.
+ONE_JOURNAL = {"SWITCHBOARD_COMPACT_AFTER_BYTES": str(1 << 30)}
+
+
 def test_a_torn_journal_tail_is_cut_with_a_warning_and_earlier_data_is_intact(start_server):
-    server = start_server()
+    server = start_server(env=ONE_JOURNAL)
     made = populate(server)
     server.stop(signal.SIGKILL)
     journal = os.path.join(server.data, "journal.jsonl")
@@ -181,7 +186,7 @@ def test_a_corrupted_checkpoint_file_stops_the_start_and_changes_nothing(start_s
 
 
 def test_a_corrupted_journal_line_before_the_end_stops_the_start(start_server):
-    server = start_server()
+    server = start_server(env=ONE_JOURNAL)
     populate(server)
     server.stop(signal.SIGKILL)
     journal = os.path.join(server.data, "journal.jsonl")

@@ -211,23 +211,27 @@ def test_the_presence_api_shows_groups_and_online_counts(start_server):
 
 
 def flood(client, group, count, frames, sent):
-    """Sends `count` messages back to back (their ids go to `sent`), then collects every frame
-    that arrives until 0.2 s pass in silence; returns False once the server has closed (after
-    collecting what arrived before the close)."""
+    """Sends `count` messages back to back (their ids go to `sent`), then collects frames until
+    each of them has its reply; returns False once the server has closed (after collecting
+    what arrived before the close)."""
+    waiting = set()
     try:
         for index in range(count):
-            sent.append(client.submit("send", group=group, text=f"flood {index}"))
-        while True:
-            frames.append(client.recv_json(0.2))
-    except TimeoutError:
+            request_id = client.submit("send", group=group, text=f"flood {index}")
+            sent.append(request_id)
+            waiting.add(request_id)
+        while waiting:
+            frame = client.recv_json(PATIENCE)
+            frames.append(frame)
+            waiting.discard(frame.get("id"))
         return True
     except (ConnectionClosed, OSError):
         # A send can fail on the closed socket while replies (the rate_limited error among them)
         # still wait in the client's buffer: collect those before reporting the close.
         try:
             while True:
-                frames.append(client.recv_json(0.2))
-        except (TimeoutError, ConnectionClosed, OSError):
+                frames.append(client.recv_json(PATIENCE))
+        except (ConnectionClosed, OSError):
             return False
 
 

@@ -355,7 +355,7 @@ def test_a_snapshot_trims_the_journal_and_a_late_node_starts_from_it(start_serve
 
 def test_who_is_online_in_a_group_spans_the_nodes_and_a_killed_node_leaves_it(start_server, start_redis):
     redis = start_redis()
-    nodes = start_cluster(start_server, redis, 2, env=dict(UNLIMITED, SWITCHBOARD_NODE_TIMEOUT="3"))
+    nodes = start_cluster(start_server, redis, 2, env=dict(UNLIMITED, SWITCHBOARD_NODE_TIMEOUT="6"))
     (ada, bob), gid = spread_group(nodes, ["Ada", "Bob"])
     bob_id = bob.user["id"]
     assert ada.subscribe(gid)["group"]["online"] == [ada.user["id"]]
