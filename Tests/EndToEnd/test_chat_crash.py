@@ -71,6 +71,11 @@ def test_every_acknowledged_message_survives_kill_9_exactly_once(start_server, e
                    for i in range(SENDERS)]
         for thread in threads:
             thread.start()
+        # The kill comes a random while after the round's first acknowledgement (a restarted
+        # server on a loaded machine may take a while to give one).
+        first_ack_by = time.monotonic() + PATIENCE
+        while not any(per_sender) and time.monotonic() < first_ack_by:
+            time.sleep(0.01)
         time.sleep(rng.uniform(0.3, 2.0))
         server.stop(signal.SIGKILL)
         for thread in threads:
