@@ -98,6 +98,7 @@ def test_one_user_cannot_multiply_its_send_rate_with_connections(start_server):
     bob, _, _ = signup(server, "bob")
     group = group_with(alice, bob)
     connections = [alice] + [ChatClient(server, token=token) for _ in range(3)]
+    start = time.monotonic()
     sent = [(client, client.submit("send", group=group, text=f"{index}-{number}"))
             for number in range(10) for index, client in enumerate(connections)]
     acknowledged = []
@@ -107,8 +108,11 @@ def test_one_user_cannot_multiply_its_send_rate_with_connections(start_server):
             acknowledged.append(reply["message"]["id"])
         else:
             assert reply["code"] == "rate_limited", reply
-    # Bursts of twice the rate pass, across all four connections together.
-    assert 10 <= len(acknowledged) < 20, len(acknowledged)
+    elapsed = time.monotonic() - start
+    # Bursts of twice the rate pass, across all four connections together, plus what the rate
+    # refills while the sends arrive (a second on a loaded machine is 5 more); counted per
+    # connection, all 40 would pass.
+    assert 10 <= len(acknowledged) < min(40, 10 + 5 * elapsed + 1), (len(acknowledged), elapsed)
     history = bob.ok("history", group=group, limit=200)["messages"]
     assert [message["id"] for message in history] == sorted(acknowledged), "an acknowledged message was lost"
 
