@@ -57,9 +57,14 @@ def test_two_people_chat_through_an_invite_link(server, pages):
     # Bea had the conversation open, so Ada's message shows as read; Bea's own is delivered.
     ada.wait(lambda _: ada.find_all('.message.mine [data-status="read"]'), message="no read receipt")
     bea.wait(lambda _: bea.find_all('.message.mine [data-status]'))
-    # Typing shows on the other side.
+    # Typing shows on the other side. The indicator lasts 4 s, which a stalled machine could
+    # let pass between two polls: Ada's page records that it showed.
+    ada.script("""
+        const typing = document.getElementById("typing");
+        new MutationObserver(() => { if (typing.textContent === "Bea is typing…") window.sawBeaTyping = true; })
+            .observe(typing, { childList: true, characterData: true, subtree: true });""")
     bea.find("#message-input").send_keys("typing a long")
-    ada.wait(lambda _: ada.find("#typing").text == "Bea is typing…", message="no typing indicator")
+    ada.wait(lambda _: ada.script("return window.sawBeaTyping === true"), message="no typing indicator")
     assert ada.message_texts() == ["hello Bea", "hi Ada"]
     assert bea.message_texts() == ["hello Bea", "hi Ada"]
 
