@@ -44,7 +44,7 @@ def test_the_load_tool_catches_every_fault_and_passes_a_clean_server(wsload, sta
 def test_a_chat_fanout_run_is_counted_clean(wsload, start_server):
     server = start_server()
     result = subprocess.run([wsload, "fanout", "--url", f"{server.ws}/ws", "--groups", "2", "--members", "4",
-                             "--rate", "20", "--users", "2", "--duration", "2", "--warmup", "1", "-q"],
+                             "--rate", "20", "--users", "2", "--duration", "2", "--warmup", "1", "--drain", "30", "-q"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     counts = json.loads(result.stdout.strip().splitlines()[-1])
