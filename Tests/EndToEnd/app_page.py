@@ -11,6 +11,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from chat_client import PASSWORD, unique_email
 from chromium import open_chromium
+from conftest import PATIENCE
 
 
 class AppPage:
@@ -21,7 +22,7 @@ class AppPage:
         self.browser = open_chromium()
         self.browser.set_window_size(width, height)
 
-    def wait(self, condition, timeout=15, message=""):
+    def wait(self, condition, timeout=PATIENCE, message=""):
         """Waits until `condition(browser)` is truthy and returns its value."""
         return WebDriverWait(self.browser, timeout, poll_frequency=0.05).until(condition, message)
 
@@ -86,7 +87,7 @@ class AppPage:
                            ".map(e => arguments[1] === 'textContent' ? e.textContent : e.getAttribute(arguments[1]))",
                            css, what)
 
-    def wait_for_text(self, text, timeout=15):
+    def wait_for_text(self, text, timeout=PATIENCE):
         self.wait(lambda _: text in self.message_texts(), timeout, f"{text!r} never showed")
 
     def member_online(self, user_id):

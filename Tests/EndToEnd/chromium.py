@@ -6,6 +6,8 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
+from conftest import PATIENCE
+
 
 def open_chromium():
     """A headless Chromium that accepts the tests' self-signed certificates; quit() it after."""
@@ -14,7 +16,7 @@ def open_chromium():
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--ignore-certificate-errors"]:
         options.add_argument(argument)
     browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    browser.set_script_timeout(30)
+    browser.set_script_timeout(PATIENCE)
     return browser
 
 

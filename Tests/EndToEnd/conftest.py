@@ -147,14 +147,14 @@ def publish_past_a_reader_that_stopped(publisher, watcher, stopped_name):
             sent += 1
         received = sent - 50
         while received < sent:
-            text = watcher.recv(timeout=10)
+            text = watcher.recv(timeout=PATIENCE)
             if text == left_notice:
                 saw_leave = True
                 continue
             assert text.startswith(f"{received:05d}"), "the watcher lost or reordered messages"
             received += 1
     if not saw_leave:
-        assert watcher.recv(timeout=10) == left_notice
+        assert watcher.recv(timeout=PATIENCE) == left_notice
 
 
 def free_port():

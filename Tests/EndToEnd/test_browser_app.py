@@ -82,7 +82,7 @@ def test_a_killed_browser_goes_offline_for_the_others(server, pages):
     ada.wait(lambda _: ada.member_online(bea["id"]) == "true", message="Bea never showed online")
     other.kill()
     # The server's idle timeout here is 3 s; a killed process's sockets close sooner.
-    ada.wait(lambda _: ada.member_online(bea["id"]) == "false", timeout=15, message="Bea still shows online")
+    ada.wait(lambda _: ada.member_online(bea["id"]) == "false", message="Bea still shows online")
     assert "1 online" in ada.find("#conversation-online").text
 
 
@@ -126,8 +126,8 @@ def test_the_app_reconnects_after_a_restart_and_shows_every_message_once(start_s
     server = start_server("--port", str(port), data=data, env=FAST)
     sender = connect_as(server, token)
     send_many(sender, group, texts[20:], prefix="b")
-    page.wait(lambda _: page.connection() == "online", timeout=30, message="the app did not reconnect")
-    page.wait(lambda _: {texts[-1], "sent while offline"} <= set(page.message_texts()), timeout=20,
+    page.wait(lambda _: page.connection() == "online", message="the app did not reconnect")
+    page.wait(lambda _: {texts[-1], "sent while offline"} <= set(page.message_texts()),
               message="the last message never showed")
     shown = [text for text in page.message_texts() if text != "sent while offline"]
     assert shown == texts

@@ -7,6 +7,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 
 from chat_client import PASSWORD, ChatClient, connect_as, signup, unique_email
+from conftest import PATIENCE
 
 USER_FIELDS = {"id", "name", "avatar", "online"}
 PRIVATE_FIELDS = {"email", "password", "passwordHash", "salt"}
@@ -195,7 +196,7 @@ def test_users_are_sorted_by_name_with_online_flags(server):
     carol_id = next(u["id"] for u in users if u["name"] == "carol")
     clients["carol"].close()
     # Bounded wait: the spec allows up to the idle timeout (3 s here) for a close to be seen.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE
     while True:
         flags = {u["id"]: u["online"] for u in clients["alice"].ok("users")["users"]}
         if flags[carol_id] is False or time.monotonic() > deadline:
@@ -213,7 +214,7 @@ def test_a_user_with_two_connections_stays_online_until_both_close(server):
     time.sleep(1)
     assert {u["id"]: u["online"] for u in bob.ok("users")["users"]}[user["id"]] is True
     second.close()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE
     while {u["id"]: u["online"] for u in bob.ok("users")["users"]}[user["id"]]:
         assert time.monotonic() < deadline, "alice still online after both connections closed"
         time.sleep(0.1)

@@ -126,7 +126,7 @@ def test_websocat_sends_and_receives_in_a_room(server):
         try:
             assert listener.recv(timeout=PATIENCE) == "* term joined (2 online)"
             listener.send("hello terminal")
-            ready, _, _ = select.select([receiver.stdout], [], [], 10)
+            ready, _, _ = select.select([receiver.stdout], [], [], PATIENCE)
             assert ready, "websocat printed nothing"
             assert receiver.stdout.readline() == b"hello terminal\n"
         finally:
