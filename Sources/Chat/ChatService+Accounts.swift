@@ -14,12 +14,14 @@ extension ChatService {
         try checkPasswordLength(password)
         let name = try Self.validName(request.required("name"), what: "name")
         let avatar = try validURL(request.string("avatar"), what: "avatar")
-        guard state.emails[email] == nil, !reservedEmails.contains(email) else {
-            throw ChatError.emailTaken
-        }
+        // Counted before the email is looked up: `conflict` tells whether an email is registered,
+        // so asking is throttled like signing up.
         guard signupRate.admit(session.address, now: clock.monotonicNanoseconds()) else {
             let wait = signupRate.secondsUntilToken(session.address, now: clock.monotonicNanoseconds())
             throw ChatError(.rateLimited, "too many signups from your address; try again in \(wait) seconds")
+        }
+        guard state.emails[email] == nil, !reservedEmails.contains(email) else {
+            throw ChatError.emailTaken
         }
         reservedEmails.insert(email)
         let iterations = configuration.passwordIterations
@@ -70,7 +72,9 @@ extension ChatService {
     }
 
     func login(_ request: ChatRequest, _ session: ChatSession<Client>) throws(ChatError) {
-        let email = try request.required("email").asciiLowercased
+        // Checked like a signup's: no account has another form, and the failure count is kept
+        // per email, so its key stays small.
+        let email = try Self.validEmail(request.required("email"))
         let password = try request.required("password")
         try checkPasswordLength(password)
         let accountKey = LoginThrottle.accountKey(email)
@@ -193,10 +197,12 @@ extension ChatService {
         return lowered
     }
 
+    /// 1 to 64 characters, and at most 256 bytes: a character may be one letter with any number
+    /// of combining marks, so the count alone would let one "character" fill a request.
     static func validName(_ name: String, what: String) throws(ChatError) -> String {
         let trimmed = String(name.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-        guard !trimmed.isEmpty, trimmed.count <= 64 else {
-            throw ChatError(.badRequest, "\(what) must be 1 to 64 characters")
+        guard !trimmed.isEmpty, trimmed.count <= 64, trimmed.utf8.count <= 256 else {
+            throw ChatError(.badRequest, "\(what) must be 1 to 64 characters (at most 256 bytes)")
         }
         return trimmed
     }

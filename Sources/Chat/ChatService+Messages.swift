@@ -9,7 +9,7 @@ typealias MessageContent = (text: String?, imageUrl: String?, clientId: String?)
 extension ChatService {
     func subscribe(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let gid = try request.required("group")
-        let group = try memberGroup(gid, uid)
+        try requireMember(gid, uid)
         let since = try request.string("since")
         let limit = try request.limit()
         page(gid, PageRequest(after: since, before: nil, limit: limit), session, request) { [self] page, more in
@@ -17,6 +17,12 @@ extension ChatService {
             // exactly after the last message in the reply; a connection that closed while the
             // page was read subscribes to nothing.
             guard session.isOpen else { return }
+            let group: ChatGroup
+            do throws(ChatError) {
+                group = try stillMember(session, gid, uid)
+            } catch {
+                return fail(session, request.id, error)
+            }
             addSubscription(session, gid, uid)
             let users = onlineUsers(in: gid)
             reply(session, request) { writer in
@@ -25,6 +31,16 @@ extension ChatService {
                 writer.bool("more", more)
             }
         }
+    }
+
+    /// The group, when `uid` is still the session's user and a member of it: what a request
+    /// checked before reading the disk is checked again when the read is done, since a `leave`,
+    /// `logout` or `auth` on the same connection may have run meanwhile.
+    func stillMember(_ session: ChatSession<Client>, _ gid: String, _ uid: String) throws(ChatError) -> ChatGroup {
+        guard session.userID == uid else {
+            throw ChatError(.unauthorized, "the connection signed out or in as someone else before this was answered")
+        }
+        return try memberGroup(gid, uid)
     }
 
     /// Answers `pageRequest` for group `gid` through `answer`, from memory at once or after
@@ -219,6 +235,11 @@ extension ChatService {
         }
         let limit = try request.limit()
         page(gid, PageRequest(after: after, before: before, limit: limit), session, request) { [self] page, more in
+            do throws(ChatError) {
+                _ = try stillMember(session, gid, uid)
+            } catch {
+                return fail(session, request.id, error)
+            }
             reply(session, request) { writer in
                 writer.objects("messages", page) { $1.write(into: &$0, group: gid) }
                 writer.bool("more", more)
@@ -239,6 +260,7 @@ extension ChatService {
             guard let found else { return fail(session, request.id, .storeFailed) }
             guard !found.isEmpty else { return fail(session, request.id, ChatError(.notFound, "no such message in this group")) }
             do throws(ChatError) {
+                _ = try stillMember(session, gid, uid)
                 try recordReceipt(gid, mid, session, request, uid, stored: true)
             } catch {
                 fail(session, request.id, error)

@@ -170,3 +170,35 @@ import Testing
     h.transport.busy = false
     #expect(h.call(client, ["op": "signup", "email": "a@b.c", "password": "password1", "name": "A"]).isOK)
 }
+
+@Test func namesAreBoundedInBytesAsWellAsCharacters() throws {
+    let h = try Harness()
+    let client = h.connect("a")
+    // One character: a letter with 300 combining acute accents, 601 bytes.
+    let heavy = JSONValue.string("a" + String(repeating: "\u{0301}", count: 300))
+    #expect(h.call(client, ["op": "signup", "email": "a@b.c", "password": "password1", "name": heavy]).code == "bad_request")
+    let ada = h.user("ada")
+    #expect(h.call(ada.client, ["op": "profile", "name": heavy]).code == "bad_request")
+    #expect(h.call(ada.client, ["op": "create", "name": heavy]).code == "bad_request")
+    // 64 characters of two bytes each are a name.
+    let wide = JSONValue.string(String(repeating: "é", count: 64))
+    #expect(h.call(ada.client, ["op": "create", "name": wide]).isOK)
+}
+
+@Test func askingWhetherAnEmailIsTakenCountsAsASignup() throws {
+    let h = try Harness { $0.signupsPerHour = 1 }
+    let client = h.connect("a")
+    #expect(h.call(client, ["op": "signup", "email": "a@b.c", "password": "password1", "name": "A"]).isOK)
+    #expect(h.call(h.connect("a"), ["op": "signup", "email": "a@b.c", "password": "password1", "name": "A"]).code
+            == "rate_limited")
+}
+
+@Test func aLoginWithAMalformedEmailIsABadRequestAndCountsNoFailure() throws {
+    let h = try Harness()
+    let client = h.connect("g")
+    let long = JSONValue.string(String(repeating: "x", count: 100_000) + "@example.com")
+    for _ in 0..<30 {
+        #expect(h.call(client, ["op": "login", "email": long, "password": "password1"]).code == "bad_request")
+    }
+    #expect(h.call(client, ["op": "login", "email": "nobody@example.com", "password": "password1"]).code == "unauthorized")
+}

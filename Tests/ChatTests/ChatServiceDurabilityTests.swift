@@ -170,3 +170,25 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
     try h.restart()
     #expect(fullHistory(h, h.connect("ada", token: ada.token), gid, limit: 4) == kept)
 }
+
+@Test func aSubscribeWhosePageIsReadOffDiskSubscribesNothingAfterALeaveOnTheSameConnection() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let bob = h.user("bob")
+    let gid = h.group("Team", owner: ada.client, members: [bob.client])
+    send(h, ada.client, gid, 0..<10)
+    h.checkpoint()
+    #expect(h.service.state.messages[gid]?.olderOnDisk ?? 0 > 0)
+    // Both in one read of the socket: the subscribe's page (since the start) is read off the
+    // loop, and the leave runs before that read is done.
+    h.service.received(bob.client, text: Array(#"{"op":"subscribe","id":"s","group":"\#(gid)","since":""}"#.utf8))
+    h.service.received(bob.client, text: Array(#"{"op":"leave","id":"l","group":"\#(gid)"}"#.utf8))
+    h.settle()
+    let replies = h.transport.take(bob.client).filter { $0["id"] != nil }
+    #expect(replies.first { $0["id"] == "l" }?["op"] == "ok")
+    #expect(replies.first { $0["id"] == "s" }?.code == "forbidden")
+    send(h, ada.client, gid, 10..<11)
+    #expect(!h.events(bob.client).contains { $0["op"] == "message" }, "a former member gets the group's messages")
+    let online = h.call(ada.client, ["op": "subscribe", "group": .string(gid)])["group"]?["online"]?.arrayValue ?? []
+    #expect(!online.contains(.string(bob.id)))
+}
