@@ -1,4 +1,7 @@
 /// JSON responses: docs/protocol.md's error body and plain JSON bodies for the API endpoints.
+///
+/// Each carries `X-Content-Type-Options: nosniff`: an error may echo the request's path, and a
+/// browser must never read such a body as anything but JSON.
 extension HTTPResponse {
     /// `{"error":"<code>","message":"<message>"}` with `Content-Type: application/json`, the body
     /// every HTTP error carries (docs/protocol.md, "Endpoints").
@@ -10,13 +13,15 @@ extension HTTPResponse {
         body.append(contentsOf: #","message":"#.utf8)
         appendJSONString(message, to: &body)
         body.append(UInt8(ascii: "}"))
-        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body)
+        return HTTPResponse(status: status, headers: jsonHeaders, body: body)
     }
 
     /// A response whose body is `body`, already JSON, with `Content-Type: application/json`.
     public static func json(_ status: HTTPStatus, body: String) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+        HTTPResponse(status: status, headers: jsonHeaders, body: Array(body.utf8))
     }
+
+    private static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json", "X-Content-Type-Options": "nosniff"]
 
     /// Appends `text` as a quoted JSON string (RFC 8259 §7).
     ///

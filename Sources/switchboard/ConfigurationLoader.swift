@@ -49,7 +49,8 @@ enum ConfigurationLoader {
             throw ConfigurationError(description: "\(source): unknown setting '\(key)'")
         }
         guard setting.apply(&options, value) else {
-            throw ConfigurationError(description: "\(source): setting '\(key)' must be \(setting.accepts), not '\(value)'")
+            let given = setting.hidesValue ? "the value given (not shown: it may hold a secret)" : "'\(value)'"
+            throw ConfigurationError(description: "\(source): setting '\(key)' must be \(setting.accepts), not \(given)")
         }
     }
 

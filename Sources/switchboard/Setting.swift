@@ -9,6 +9,8 @@ struct Setting: Sendable {
     /// What the setting accepts, for error messages.
     let accepts: String
     let apply: @Sendable (inout Options, String) -> Bool
+    /// A refused value is not repeated in the error: it is a secret, or may hold one.
+    var hidesValue = false
 
     /// `SWITCHBOARD_IDLE_TIMEOUT` for `idleTimeout`.
     var environmentName: String {
@@ -45,11 +47,11 @@ extension Setting {
     /// A secret: null (none, or generated where the server can), or at least 32 bytes, so it
     /// cannot be guessed or brute-forced.
     static func secret(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String?> & Sendable) -> Setting {
-        Setting(key: key, accepts: "null or a secret of at least 32 bytes") { options, value in
+        Setting(key: key, accepts: "null or a secret of at least 32 bytes", apply: { options, value in
             guard value.isEmpty || value.utf8.count >= 32 else { return false }
             options.server[keyPath: path] = value.isEmpty ? nil : value
             return true
-        }
+        }, hidesValue: true)
     }
 
     static func integer(_ key: String, _ path: WritableKeyPath<ServerConfiguration, Int> & Sendable, _ range: ClosedRange<Int>) -> Setting {
@@ -95,11 +97,11 @@ extension Setting {
     }
 
     static func redis(_ key: String, _ path: WritableKeyPath<ServerConfiguration, RedisURL?> & Sendable) -> Setting {
-        Setting(key: key, accepts: "a redis://[user:password@]host[:port][/db] URL or null") { options, value in
+        Setting(key: key, accepts: "a redis://[user:password@]host[:port][/db] URL or null", apply: { options, value in
             guard value.isEmpty || RedisURL(value) != nil else { return false }
             options.server[keyPath: path] = value.isEmpty ? nil : RedisURL(value)
             return true
-        }
+        }, hidesValue: true)
     }
 
     /// A node's name: null (generated at start), or 1 to 64 characters of `A-Za-z0-9._-`, so

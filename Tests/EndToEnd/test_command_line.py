@@ -47,6 +47,16 @@ def test_a_bad_redis_url_or_node_id_stops_the_start_naming_the_setting():
         assert f"setting '{setting}'" in result.stderr
 
 
+def test_a_refused_secret_is_named_but_not_printed(tmp_path):
+    for env, setting, secret in (({"SWITCHBOARD_ADMIN_TOKEN": "short-admin-secret"}, "adminToken", "short-admin-secret"),
+                                 ({"SWITCHBOARD_AUTH_SECRET": "short-auth-secret"}, "authSecret", "short-auth-secret"),
+                                 ({"SWITCHBOARD_REDIS": "redis://user:hunter2-pass@host:port"}, "redis", "hunter2-pass")):
+        result = subprocess.run([binary_path(), "--host", "127.0.0.1", "--port", "0", "--data", str(tmp_path)],
+                                env=env, capture_output=True, text=True, timeout=30)
+        assert result.returncode == 2, result.stderr
+        assert f"setting '{setting}'" in result.stderr and secret not in result.stderr, result.stderr
+
+
 def test_a_setting_without_its_partner_stops_the_start_naming_both(tmp_path):
     # A certificate without its key would start without TLS; a webhook without the secret that
     # signs it would not start at all: both are configuration mistakes, exit 2.

@@ -10,6 +10,7 @@ private func text(_ bytes: [UInt8]) -> String {
     let response = HTTPResponse.error(.notFound, code: "not_found", message: "No such path.")
     #expect(response.status == .notFound)
     #expect(response.headers["content-type"] == "application/json")
+    #expect(response.headers["x-content-type-options"] == "nosniff")
     #expect(text(response.body) == #"{"error":"not_found","message":"No such path."}"#)
 }
 
@@ -25,11 +26,13 @@ private func text(_ bytes: [UInt8]) -> String {
         .serialize(keepAlive: true)
     let body = #"{"error":"upgrade_required","message":"Use WebSocket."}"#
     #expect(text(bytes)
-        == "HTTP/1.1 426 Upgrade Required\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        == "HTTP/1.1 426 Upgrade Required\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n"
+        + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
 }
 
 @Test func jsonSetsContentTypeAndKeepsTheBody() {
     let response = HTTPResponse.json(.ok, body: #"{"status":"ok"}"#)
     #expect(response.headers.values("Content-Type") == ["application/json"])
+    #expect(response.headers.values("X-Content-Type-Options") == ["nosniff"])
     #expect(text(response.body) == #"{"status":"ok"}"#)
 }
