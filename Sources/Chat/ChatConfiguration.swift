@@ -22,6 +22,9 @@ public struct ChatConfiguration: Sendable {
     public var userMessagesPerSecond = 100
     /// Signups per hour from one client address (all of them may come at once).
     public var signupsPerHour = 10
+    /// Groups one user may `create` per hour (all of them may come at once): every group stays
+    /// in memory and on disk, so a signed-in user must not be able to make them without end.
+    public var groupsPerHour = 100
     /// History kept per group when the store compacts: at most this many messages (0: all),
     /// none older than this many milliseconds (0: forever).
     public var retentionMessages = 0

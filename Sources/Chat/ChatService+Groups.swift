@@ -38,6 +38,10 @@ extension ChatService {
 
     func create(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {
         let name = try Self.validName(request.required("name"), what: "group name")
+        guard groupRate.admit(uid, now: clock.monotonicNanoseconds()) else {
+            let wait = groupRate.secondsUntilToken(uid, now: clock.monotonicNanoseconds())
+            throw ChatError(.rateLimited, "too many new groups; try again in \(wait) seconds")
+        }
         let now = clock.milliseconds()
         let gid = ids.next(milliseconds: now)
         let group = ChatGroup(name: name, createdBy: uid, createdAt: now, invite: newInviteCode(), members: [uid])

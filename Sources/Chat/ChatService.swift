@@ -63,6 +63,8 @@ public final class ChatService<Transport: ChatTransport> {
     var loginThrottle = LoginThrottle()
     /// Signups by client address (`signupsPerHour`).
     var signupRate: KeyedRateLimiter
+    /// Groups created by user (`groupsPerHour`).
+    var groupRate: KeyedRateLimiter
     /// `send`s by user, across connections (`userMessagesPerSecond`).
     var userSendRate: KeyedRateLimiter
     /// Uploads by user (`uploadsPerMinute`).
@@ -104,6 +106,8 @@ public final class ChatService<Transport: ChatTransport> {
         self.clock = clock
         signupRate = KeyedRateLimiter(
             rate: Double(configuration.signupsPerHour) / 3600, burst: Double(configuration.signupsPerHour))
+        groupRate = KeyedRateLimiter(
+            rate: Double(configuration.groupsPerHour) / 3600, burst: Double(configuration.groupsPerHour))
         userSendRate = KeyedRateLimiter(
             rate: Double(configuration.userMessagesPerSecond), burst: 2 * Double(configuration.userMessagesPerSecond))
         uploadRate = KeyedRateLimiter(

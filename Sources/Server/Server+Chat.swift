@@ -23,6 +23,7 @@ extension Server {
         chatConfiguration.maxTextBytes = min(16 * 1024, configuration.maxMessageSize)
         chatConfiguration.userMessagesPerSecond = configuration.userMessagesPerSecond
         chatConfiguration.signupsPerHour = configuration.signupsPerHour
+        chatConfiguration.groupsPerHour = configuration.groupsPerHour
         chatConfiguration.retentionMessages = configuration.retentionMessages
         chatConfiguration.retentionMilliseconds = Int64(configuration.retentionDays) * 86_400_000
         chatConfiguration.mediaQuotaBytes = configuration.mediaQuotaBytes

@@ -74,6 +74,8 @@ public struct ServerConfiguration: Sendable {
     public var userMessagesPerSecond = 100
     /// Signups per hour from one client address.
     public var signupsPerHour = 10
+    /// Groups one user may create per hour.
+    public var groupsPerHour = 100
     /// Per-group history kept at compaction: at most this many messages (0: all) and none
     /// older than this many days (0: forever).
     public var retentionMessages = 0

@@ -173,6 +173,7 @@ extension Setting {
         .integer("roomBytesPerSecond", \.roomBytesPerSecond, 1024...(1 << 40)),
         .integer("userMessagesPerSecond", \.userMessagesPerSecond, 1...1_000_000),
         .integer("signupsPerHour", \.signupsPerHour, 1...1_000_000),
+        .integer("groupsPerHour", \.groupsPerHour, 1...1_000_000),
         .integer("retentionMessages", \.retentionMessages, 0...(1 << 40)),
         .integer("retentionDays", \.retentionDays, 0...100_000),
         .integer("maxUploadBytes", \.maxUploadBytes, 1...(1 << 30)),

@@ -109,3 +109,19 @@ import Testing
     #expect(h.call(ada.client, ["op": "send", "group": .string(first), "text": "hi"]).isOK)
     #expect(ids() == [first, second])
 }
+
+@Test func groupsOneUserCreatesAreLimitedPerHour() throws {
+    let h = try Harness { $0.groupsPerHour = 2 }
+    let ada = h.user("ada")
+    let bob = h.user("bob")
+    #expect(h.call(ada.client, ["op": "create", "name": "one"]).isOK)
+    #expect(h.call(ada.client, ["op": "create", "name": "two"]).isOK)
+    let refused = h.call(ada.client, ["op": "create", "name": "three"])
+    #expect(refused.code == "rate_limited")
+    #expect(refused["message"]?.stringValue?.contains("try again in") == true)
+    // Per user, on any connection: another connection of Ada's is refused too, Bob is not.
+    #expect(h.call(h.connect("ada-2", token: ada.token), ["op": "create", "name": "three"]).code == "rate_limited")
+    #expect(h.call(bob.client, ["op": "create", "name": "bob's"]).isOK)
+    h.advance(1_800_000)
+    #expect(h.call(ada.client, ["op": "create", "name": "three"]).isOK)
+}
