@@ -121,7 +121,7 @@ server_start() {
     # From OUT_DIR, so that without SB_CONFIG the server finds no Config/ and runs on its defaults.
     (cd "$OUT_DIR" && SWITCHBOARD_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_USER_MESSAGES_PER_SECOND=1000000 \
         SWITCHBOARD_ROOM_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_ROOM_BYTES_PER_SECOND=1000000000 \
-        SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS=0 exec taskset -c "$SERVER_CPU" "$BIN" serve "${config[@]}" \
+        SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS=0 SWITCHBOARD_GROUPS_PER_HOUR=1000000 exec taskset -c "$SERVER_CPU" "$BIN" serve "${config[@]}" \
         --host 127.0.0.1 --port 0 --tls-port 0 --tls-cert "$OUT_DIR/cert/cert.pem" --tls-key "$OUT_DIR/cert/key.pem" \
         --data "$data" --log-level "${SERVER_LOG_LEVEL:-error}" "$@" ${SERVER_ARGS:-} > "$log" 2>&1) &
     STARTED_PID=$!
