@@ -191,4 +191,11 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
     #expect(!h.events(bob.client).contains { $0["op"] == "message" }, "a former member gets the group's messages")
     let online = h.call(ada.client, ["op": "subscribe", "group": .string(gid)])["group"]?["online"]?.arrayValue ?? []
     #expect(!online.contains(.string(bob.id)))
+    // The same for a page of history read off disk: back in, then out before it is answered.
+    let code = h.call(ada.client, ["op": "invite", "group": .string(gid)])["invite"] ?? .null
+    #expect(h.call(bob.client, ["op": "join", "invite": code]).isOK)
+    h.service.received(bob.client, text: Array(#"{"op":"history","id":"h","group":"\#(gid)","before":"zzzz","limit":10}"#.utf8))
+    h.service.received(bob.client, text: Array(#"{"op":"leave","id":"l2","group":"\#(gid)"}"#.utf8))
+    h.settle()
+    #expect(h.transport.take(bob.client).first { $0["id"] == "h" }?.code == "forbidden")
 }
