@@ -16,13 +16,7 @@ extension ChatService {
             // Subscribed in the same loop turn as the page is taken, so the live events start
             // exactly after the last message in the reply; a connection that closed while the
             // page was read subscribes to nothing.
-            guard session.isOpen else { return }
-            let group: ChatGroup
-            do throws(ChatError) {
-                group = try stillMember(session, gid, uid)
-            } catch {
-                return fail(session, request.id, error)
-            }
+            guard session.isOpen, let group = stillMember(session, request, gid, uid) else { return }
             addSubscription(session, gid, uid)
             let users = onlineUsers(in: gid)
             reply(session, request) { writer in
@@ -33,14 +27,21 @@ extension ChatService {
         }
     }
 
-    /// The group, when `uid` is still the session's user and a member of it: what a request
-    /// checked before reading the disk is checked again when the read is done, since a `leave`,
-    /// `logout` or `auth` on the same connection may have run meanwhile.
-    func stillMember(_ session: ChatSession<Client>, _ gid: String, _ uid: String) throws(ChatError) -> ChatGroup {
+    /// The group, when `uid` is still the session's user and a member of it; else `request` is
+    /// answered with the error and the result is nil. What a request checked before reading the
+    /// disk is checked again when the read is done, since a `leave`, `logout` or `auth` on the
+    /// same connection may have run meanwhile.
+    func stillMember(_ session: ChatSession<Client>, _ request: ChatRequest, _ gid: String, _ uid: String) -> ChatGroup? {
         guard session.userID == uid else {
-            throw ChatError(.unauthorized, "the connection signed out or in as someone else before this was answered")
+            fail(session, request.id, ChatError(.unauthorized, "the connection signed out or in as someone else before this was answered"))
+            return nil
         }
-        return try memberGroup(gid, uid)
+        do throws(ChatError) {
+            return try memberGroup(gid, uid)
+        } catch {
+            fail(session, request.id, error)
+            return nil
+        }
     }
 
     /// Answers `pageRequest` for group `gid` through `answer`, from memory at once or after
@@ -83,7 +84,7 @@ extension ChatService {
         let content = try messageContent(request)
         // Without a `clientId` there is nothing to look up: no closures for `storeOnce`.
         guard content.clientId != nil else { return storeMessage(content, from: uid, in: gid, session, request) }
-        storeOnce(uid, gid, content.clientId, answer: { [self] result in
+        storeOnce(uid, gid, content.clientId, afterRead: { [self] in stillMember(session, request, gid, uid) != nil }, answer: { [self] result in
             switch result {
             case .success(let message): reply(session, request) { $0.raw("message", message) }
             case .failure(let error): fail(session, request.id, error)
@@ -175,9 +176,10 @@ extension ChatService {
     /// only the segments hold is read off the loop first. Either way nothing is written and no
     /// event goes out: the first `send` did both. When the store's index may hold the
     /// `clientId`, the read confirms it before anything is stored, and memory is asked again
-    /// afterwards, since a resend may have been stored meanwhile.
+    /// afterwards, since a resend may have been stored meanwhile. Once that read is done,
+    /// `afterRead` says whether the request still stands (it answers it when not).
     func storeOnce(
-        _ uid: String, _ gid: String, _ clientId: String?, checkDisk: Bool = true,
+        _ uid: String, _ gid: String, _ clientId: String?, checkDisk: Bool = true, afterRead: @escaping () -> Bool = { true },
         answer: @escaping (Result<[UInt8], ChatError>) -> Void, storeNew: @escaping () -> Void
     ) {
         guard let clientId else { return storeNew() }
@@ -193,6 +195,7 @@ extension ChatService {
         let key = IdempotencyKey(owner: uid, key: clientId)
         guard checkDisk, store.mayHaveStored(key) else { return storeNew() }
         readStored(.sentBy(key)) { [self] found, _, group in
+            guard afterRead() else { return }
             guard let found else { return answer(.failure(.storeFailed)) }
             guard let message = found.first, let group else {
                 return storeOnce(uid, gid, clientId, checkDisk: false, answer: answer, storeNew: storeNew)
@@ -235,11 +238,7 @@ extension ChatService {
         }
         let limit = try request.limit()
         page(gid, PageRequest(after: after, before: before, limit: limit), session, request) { [self] page, more in
-            do throws(ChatError) {
-                _ = try stillMember(session, gid, uid)
-            } catch {
-                return fail(session, request.id, error)
-            }
+            guard stillMember(session, request, gid, uid) != nil else { return }
             reply(session, request) { writer in
                 writer.objects("messages", page) { $1.write(into: &$0, group: gid) }
                 writer.bool("more", more)
@@ -259,8 +258,8 @@ extension ChatService {
         readStored(.one(group: gid, id: mid)) { [self] found, _, _ in
             guard let found else { return fail(session, request.id, .storeFailed) }
             guard !found.isEmpty else { return fail(session, request.id, ChatError(.notFound, "no such message in this group")) }
+            guard stillMember(session, request, gid, uid) != nil else { return }
             do throws(ChatError) {
-                _ = try stillMember(session, gid, uid)
                 try recordReceipt(gid, mid, session, request, uid, stored: true)
             } catch {
                 fail(session, request.id, error)

@@ -171,11 +171,12 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
     #expect(fullHistory(h, h.connect("ada", token: ada.token), gid, limit: 4) == kept)
 }
 
-@Test func aSubscribeWhosePageIsReadOffDiskSubscribesNothingAfterALeaveOnTheSameConnection() throws {
+@Test func aRequestAnsweredAfterADiskReadIsRefusedWhenALeaveOnItsConnectionCameFirst() throws {
     let h = try Harness()
     let ada = h.user("ada")
     let bob = h.user("bob")
     let gid = h.group("Team", owner: ada.client, members: [bob.client])
+    #expect(h.call(bob.client, ["op": "send", "group": .string(gid), "text": "mine", "clientId": "bob-1"]).isOK)
     send(h, ada.client, gid, 0..<10)
     h.checkpoint()
     #expect(h.service.state.messages[gid]?.olderOnDisk ?? 0 > 0)
@@ -198,4 +199,10 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
     h.service.received(bob.client, text: Array(#"{"op":"leave","id":"l2","group":"\#(gid)"}"#.utf8))
     h.settle()
     #expect(h.transport.take(bob.client).first { $0["id"] == "h" }?.code == "forbidden")
+    // And for a resend whose `clientId` is looked up on disk.
+    #expect(h.call(bob.client, ["op": "join", "invite": code]).isOK)
+    h.service.received(bob.client, text: Array(#"{"op":"send","id":"r","group":"\#(gid)","text":"mine","clientId":"bob-1"}"#.utf8))
+    h.service.received(bob.client, text: Array(#"{"op":"leave","id":"l3","group":"\#(gid)"}"#.utf8))
+    h.settle()
+    #expect(h.transport.take(bob.client).first { $0["id"] == "r" }?.code == "forbidden")
 }
