@@ -31,16 +31,12 @@ enum ConfigurationLoader {
         return options
     }
 
-    /// Settings that mean something only with another: one without its partner is a mistake
-    /// to name at the start, not a feature silently off (no TLS) or a server that cannot start.
+    /// A certificate means something only with its key: one without the other is a mistake to
+    /// name at the start, not TLS silently off. (A webhook without `webhookSecret` is the
+    /// server's own check, `WebhookError`, which `serve` reports the same way.)
     private static func checkTogether(_ server: ServerConfiguration) throws {
         if (server.tlsCertificatePath == nil) != (server.tlsKeyPath == nil) {
             throw ConfigurationError(description: "tlsCert and tlsKey go together: set both for wss://, or neither")
-        }
-        for (key, url) in [("presenceWebhook", server.presenceWebhook), ("offlineWebhook", server.offlineWebhook)] where url != nil {
-            guard server.webhookSecret != nil else {
-                throw ConfigurationError(description: "\(key) needs webhookSecret, the key its requests are signed with")
-            }
         }
     }
 

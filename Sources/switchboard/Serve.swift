@@ -55,6 +55,9 @@ struct Serve: ParsableCommand {
         do {
             server = try Server(configuration: configuration, logger: logger)
             urls = try server.start(tls: context)
+        } catch let error as WebhookError {
+            // A webhook setting that cannot work (no `webhookSecret`): a bad value, exit 2.
+            throw ConfigurationError(description: "\(error)")
         } catch {
             throw RuntimeError(description: "switchboard: cannot start: \(error)")
         }
