@@ -10,7 +10,26 @@ extension ChatService {
         session.userID = token.userID
         session.sessionID = token.sessionID
         session.tokenExpiry = token.expiresAt
+        nextTokenExpiry = min(nextTokenExpiry, token.expiresAt)
         userSessions[token.userID, default: [:]][ObjectIdentifier(session.client)] = session
+    }
+
+    /// Signs out every connection whose token has expired, as `logout` signs out the
+    /// connections of a revoked token: a connection stays open for as long as its client keeps
+    /// it, and its token must not outlive the `tokenLifetime` it was given. The server calls it
+    /// with `flushPresence`, so the `presence` diffs of such a sign-out go out with that flush.
+    public func signOutExpired() {
+        let now = clock.seconds
+        guard now >= nextTokenExpiry else { return }
+        var next = Int64.max
+        var expired: [ChatSession<Client>] = []
+        for sessions in userSessions.values {
+            for session in sessions.values {
+                if session.tokenExpiry <= now { expired.append(session) } else { next = min(next, session.tokenExpiry) }
+            }
+        }
+        for session in expired { detach(session) }
+        nextTokenExpiry = next
     }
 
     /// Signs `session` out: it leaves every group it was subscribed to.

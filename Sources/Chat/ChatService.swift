@@ -29,6 +29,9 @@ public final class ChatService<Transport: ChatTransport> {
     var sessions: [ObjectIdentifier: ChatSession<Client>] = [:]
     /// Signed-in connections per user: a user with any is `online` in `users`.
     var userSessions: [String: [ObjectIdentifier: ChatSession<Client>]] = [:]
+    /// The earliest expiry (seconds) among the tokens of signed-in connections, or later:
+    /// `signOutExpired` looks at the sessions only once the clock has passed it.
+    var nextTokenExpiry = Int64.max
     /// Connections subscribed to each group: the recipients of its events.
     let subscribers = RoomRegistry<Client>()
     /// Per group, the users with at least one subscribed connection, and how many.

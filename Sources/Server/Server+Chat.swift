@@ -100,6 +100,7 @@ extension Server {
 
     private func schedulePresence() {
         loop.schedule(afterMilliseconds: Server.presenceMilliseconds) { [unowned self] in
+            chat?.service?.signOutExpired()
             chat?.service?.flushPresence()
             flushRoomPresence()
             schedulePresence()

@@ -84,6 +84,34 @@ import Testing
     #expect(h.call(h.connect("later"), ["op": "auth", "token": .string(ada.token)]).code == "unauthorized")
 }
 
+@Test func aConnectionIsSignedOutWhenItsTokenExpires() throws {
+    let h = try Harness { $0.tokenLifetime = 60 }
+    let ada = h.user("ada")
+    h.advance(30_000)
+    let bob = h.user("bob")
+    let gid = JSONValue.string(h.group("Team", owner: ada.client, members: [bob.client]))
+    h.call(ada.client, ["op": "subscribe", "group": gid])
+    h.call(bob.client, ["op": "subscribe", "group": gid])
+    h.service.flushPresence()
+    _ = h.events(ada.client)
+    _ = h.events(bob.client)
+    h.advance(29_000)
+    h.service.signOutExpired()
+    #expect(h.call(ada.client, ["op": "users"]).isOK)
+    h.advance(1_000)
+    h.service.signOutExpired()
+    h.service.flushPresence()
+    #expect(h.events(bob.client).first?["left"] == [.string(ada.id)])
+    #expect(h.call(ada.client, ["op": "users"]).code == "unauthorized")
+    #expect(h.call(bob.client, ["op": "send", "group": gid, "text": "still here?"]).isOK)
+    #expect(h.events(ada.client).isEmpty)
+    // Bob's token, issued 30 s later, expires 30 s later.
+    #expect(h.call(bob.client, ["op": "users"]).isOK)
+    h.advance(30_000)
+    h.service.signOutExpired()
+    #expect(h.call(bob.client, ["op": "users"]).code == "unauthorized")
+}
+
 @Test func logoutRevokesTheToken() throws {
     let h = try Harness()
     let ada = h.user("ada")

@@ -67,6 +67,35 @@ def test_an_expired_token_is_rejected(start_server):
     assert ChatClient(server).ok("login", email=alice.email, password=PASSWORD)["user"]["name"] == "alice"
 
 
+def login_in_a_later_second(server, client, after):
+    """Logs `client` in once the clock's second has moved on twice since `after` (time.time()):
+    tokens expire on whole seconds, so its token expires at least 2 s after one issued before."""
+    while int(time.time()) < int(after) + 2:
+        time.sleep(0.05)
+    fresh = ChatClient(server)
+    fresh.ok("login", email=client.email, password=PASSWORD)
+    return fresh
+
+
+def test_a_connection_is_signed_out_when_its_token_expires(start_server):
+    lifetime = 6
+    server = start_server(env={"SWITCHBOARD_TOKEN_LIFETIME": str(lifetime)})
+    alice, _, alice_user = signup(server, "alice")
+    bob, _, _ = signup(server, "bob")
+    group = group_with(alice, bob)
+    # Fresh sessions, Alice's expiring first.
+    alice = login_in_a_later_second(server, alice, 0)
+    alice.ok("subscribe", group=group)
+    bob = login_in_a_later_second(server, bob, time.time())
+    online = bob.ok("subscribe", group=group)["group"]["online"]
+    assert alice_user["id"] in online, f"Alice's token has not expired yet: {online}"
+    # Her connection stays open, and at her token's expiry she goes offline and signed out.
+    bob.expect_event("presence", timeout=lifetime + PATIENCE, left=[alice_user["id"]])
+    assert alice.code("groups") == "unauthorized"
+    bob.ok("send", group=group, text="gone?")
+    alice.no_event("message")
+
+
 def test_an_upgrade_from_another_sites_origin_is_refused(server):
     foreign = RawClient(server.port, path="/ws", headers={"Origin": "https://evil.example"})
     assert foreign.status == 403
