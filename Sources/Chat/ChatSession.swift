@@ -3,7 +3,8 @@
 /// Confined to the event loop thread, like the service that owns it.
 final class ChatSession<Client: AnyObject> {
     let client: Client
-    /// The client's IP address, the key of per-address limits (signup, login).
+    /// The client's address as per-address limits (signup, login) count it: an IPv6 client's
+    /// /64 network (`ClientAddress.limitKey`).
     let address: String
     /// The signed-in user, nil until `signup`, `login` or `auth` succeeds.
     var userID: String?

@@ -1,5 +1,6 @@
 import Chat
 import HTTP
+import Posix
 import WebSocket
 
 /// `/ws` on one loop: the JSON chat protocol's connections, whose requests go to the one
@@ -46,7 +47,7 @@ final class ChatEndpoint: Endpoint {
 
         func opened() {
             let (handle, token) = (handle, token)
-            onService { $0.opened(handle, token: token, address: handle.address) }
+            onService { $0.opened(handle, token: token, address: ClientAddress.limitKey(handle.address)) }
         }
 
         func received(_ opcode: Opcode, payload: [UInt8]) {

@@ -199,6 +199,26 @@ def test_one_address_cannot_take_every_connection(start_server):
         client.close()
 
 
+def test_a_dual_stack_listener_counts_ipv4_clients_by_address_and_ipv6_ones_by_network(start_server):
+    # On "::" IPv4 clients arrive as ::ffff:a.b.c.d; each address is still its own count, while
+    # an IPv6 client counts by its /64 (docs/security.md; the /64 rule: ClientAddressTests).
+    server = start_server("--host", "::", env={"SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS": "2"})
+    held = [RawClient(server.port, "/echo", source="127.0.0.2") for _ in range(2)]
+    assert [client.status for client in held] == [101, 101]
+    refused = socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE, source_address=("127.0.0.2", 0))
+    assert refused.recv(4096).startswith(b"HTTP/1.1 429")
+    other = RawClient(server.port, "/echo", source="127.0.0.3")
+    assert other.status == 101
+    held += [other] + [RawClient(server.port, "/echo", host="::1") for _ in range(2)]
+    assert [client.status for client in held[-2:]] == [101, 101]
+    refused_v6 = socket.create_connection(("::1", server.port), timeout=PATIENCE)
+    assert refused_v6.recv(4096).startswith(b"HTTP/1.1 429")
+    for client in held:
+        client.close()
+    refused.close()
+    refused_v6.close()
+
+
 def test_a_keep_alive_connection_ends_after_its_request_limit(start_server):
     server = start_server(env={"SWITCHBOARD_MAX_REQUESTS_PER_CONNECTION": "3"})
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE)
