@@ -30,7 +30,8 @@ public final class ChatService<Transport: ChatTransport> {
     /// Signed-in connections per user: a user with any is `online` in `users`.
     var userSessions: [String: [ObjectIdentifier: ChatSession<Client>]] = [:]
     /// The earliest expiry (seconds) among the tokens of signed-in connections, or later:
-    /// `signOutExpired` looks at the sessions only once the clock has passed it.
+    /// `signOutExpired` looks at the sessions only once the clock has reached it, so at most
+    /// once a second (expiries are whole seconds).
     var nextTokenExpiry = Int64.max
     /// Connections subscribed to each group: the recipients of its events.
     let subscribers = RoomRegistry<Client>()
