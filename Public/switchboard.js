@@ -91,6 +91,26 @@ export function newClientId() {
 }
 
 /**
+ * The expiry in a session token's payload (`exp`, seconds since the epoch), or null when the
+ * token has none that can be read.
+ *
+ * @param {string} token
+ * @returns {number|null}
+ */
+function tokenExpiry(token) {
+  try {
+    const payload = token.split(".")[0].replaceAll("-", "+").replaceAll("_", "/");
+    const { exp } = JSON.parse(atob(payload));
+    return Number.isFinite(exp) ? exp : null;
+  } catch {
+    return null;
+  }
+}
+
+/** setTimeout's longest delay; a longer wait is made of several. */
+const longestDelay = 2 ** 31 - 1;
+
+/**
  * One connection to `/ws`, kept open until {@link Switchboard#close}.
  *
  * States (the `state` event and the `state` property): `connecting` (opening or signing in),
@@ -99,8 +119,9 @@ export function newClientId() {
  *
  * Events for {@link Switchboard#on}: the server's events by their `op` (`message`, `presence`,
  * `member`, `receipt`, `typing`; the listener gets the whole event object), and
- * `state` (the new state), `auth` (the signed-in user), `signedout` (the token stopped working,
- * or `logout`), `resubscribed` (`{group, reply}` after a reconnect's `subscribe`).
+ * `state` (the new state), `auth` (the signed-in user), `signedout` (`"expired"`: the token
+ * stopped working or reached its expiry, when the server signs its connections out too; or
+ * `"logout"`), `resubscribed` (`{group, reply}` after a reconnect's `subscribe`).
  * Messages that came while offline are delivered as `message` events too, with `catchUp: true`.
  */
 export class Switchboard {
@@ -115,6 +136,7 @@ export class Switchboard {
   #attempt = 0;
   #reconnectTimer = 0;
   #keepAliveTimer = 0;
+  #expiryTimer = 0;
 
   /** @param {ConnectOptions} options */
   constructor(options) {
@@ -298,6 +320,7 @@ export class Switchboard {
   close() {
     this.#setState("closed");
     clearTimeout(this.#reconnectTimer);
+    clearTimeout(this.#expiryTimer);
     clearInterval(this.#keepAliveTimer);
     globalThis.removeEventListener?.("online", this.#browserOnline);
     this.#socket?.close(1000);
@@ -323,6 +346,7 @@ export class Switchboard {
         try {
           const reply = await this.#call("auth", { token: this.token });
           this.user = reply.user;
+          this.#watchExpiry();
           this.#emit("auth", this.user);
         } catch (error) {
           if (error.code !== "unauthorized") throw error;
@@ -491,11 +515,28 @@ export class Switchboard {
     this.token = reply.token;
     this.user = reply.user;
     this.#storage?.setItem(this.#options.tokenKey, reply.token);
+    this.#watchExpiry();
     this.#emit("auth", this.user);
     return this.user;
   }
 
+  /**
+   * Signs out when the token reaches its expiry, as the server does with its connection then:
+   * a page left open learns it at that moment, not at its next request.
+   */
+  #watchExpiry() {
+    clearTimeout(this.#expiryTimer);
+    const expiry = this.token ? tokenExpiry(this.token) : null;
+    if (expiry === null) return;
+    const delay = Math.min(Math.max(expiry * 1000 - Date.now(), 0), longestDelay);
+    this.#expiryTimer = setTimeout(() => {
+      if (Date.now() < expiry * 1000) this.#watchExpiry();
+      else if (this.user) this.#signedOut("expired");
+    }, delay);
+  }
+
   #signedOut(reason) {
+    clearTimeout(this.#expiryTimer);
     this.token = null;
     this.user = null;
     this.#storage?.removeItem(this.#options.tokenKey);

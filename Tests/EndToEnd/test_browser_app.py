@@ -8,6 +8,7 @@ import pytest
 
 from app_page import AppPage
 from chat_client import connect_as, group_with, send_many, signup
+from conftest import PATIENCE
 from test_chat_crash import full_history
 
 # History and the reconnect test send faster than the default per-connection rate.
@@ -84,6 +85,34 @@ def test_a_killed_browser_goes_offline_for_the_others(server, pages):
     # The server's idle timeout here is 3 s; a killed process's sockets close sooner.
     ada.wait(lambda _: ada.member_online(bea["id"]) == "false", message="Bea still shows online")
     assert "1 online" in ada.find("#conversation-online").text
+
+
+def test_the_app_and_the_client_library_sign_out_when_the_token_expires(start_server, pages):
+    lifetime = 10
+    server = start_server(env={"SWITCHBOARD_TOKEN_LIFETIME": str(lifetime)})
+    ada = pages(server)
+    ada.open("/")
+    ada.sign_up("Ada")
+    # switchboard.js alone, signed in by a stored token, making no request of its own after:
+    # only the token's expiry can tell it (the server signs the connection out silently).
+    _, bea_token, _ = signup(server, "Bea")
+    bea = pages(server)
+    bea.browser.get(server.http + "/favicon.svg")
+    bea.script("""
+        window.signedOut = null;
+        import("/switchboard.js").then(({ connect }) => {
+            const sb = connect({ storage: null, token: arguments[0] });
+            sb.on("auth", () => { window.signedIn = true; });
+            sb.on("signedout", (reason) => { window.signedOut = reason; });
+        });""", bea_token)
+    bea.wait(lambda _: bea.script("return window.signedIn === true"), message="the library did not sign in")
+    bea.wait(lambda _: bea.script("return window.signedOut"), timeout=lifetime + PATIENCE,
+             message="the library stayed signed in past its token's expiry")
+    assert bea.script("return window.signedOut") == "expired"
+    # The app, left alone, shows the sign-in form again and forgets the token.
+    ada.wait(lambda _: ada.view() == "auth", timeout=lifetime + PATIENCE,
+             message="the app stayed signed in past its token's expiry")
+    assert ada.script("return localStorage.getItem('switchboard.token')") is None
 
 
 def test_scrolling_up_pages_through_all_of_a_long_history(start_server, pages):
