@@ -88,16 +88,17 @@ def test_a_killed_browser_goes_offline_for_the_others(server, pages):
 
 
 def test_the_app_and_the_client_library_sign_out_when_the_token_expires(start_server, pages):
-    lifetime = 10
+    lifetime = 15
     server = start_server(env={"SWITCHBOARD_TOKEN_LIFETIME": str(lifetime)})
+    # Both browsers start before the first token is issued: a slow start must not eat into it.
     ada = pages(server)
-    ada.open("/")
-    ada.sign_up("Ada")
-    # switchboard.js alone, signed in by a stored token, making no request of its own after:
-    # only the token's expiry can tell it (the server signs the connection out silently).
-    _, bea_token, _ = signup(server, "Bea")
     bea = pages(server)
     bea.browser.get(server.http + "/favicon.svg")
+    ada.open("/")
+    ada.sign_up("Ada")
+    # switchboard.js alone, signed in by a token, making no request of its own after: only the
+    # token's expiry can tell it (the server signs the connection out silently).
+    _, bea_token, _ = signup(server, "Bea")
     bea.script("""
         window.signedOut = null;
         import("/switchboard.js").then(({ connect }) => {

@@ -78,7 +78,7 @@ def login_in_a_later_second(server, client, after):
 
 
 def test_a_connection_is_signed_out_when_its_token_expires(start_server):
-    lifetime = 6
+    lifetime = 10
     server = start_server(env={"SWITCHBOARD_TOKEN_LIFETIME": str(lifetime)})
     alice, _, alice_user = signup(server, "alice")
     bob, _, _ = signup(server, "bob")
