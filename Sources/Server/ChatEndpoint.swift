@@ -1,6 +1,5 @@
 import Chat
 import HTTP
-import Posix
 import WebSocket
 
 /// `/ws` on one loop: the JSON chat protocol's connections, whose requests go to the one
@@ -47,7 +46,7 @@ final class ChatEndpoint: Endpoint {
 
         func opened() {
             let (handle, token) = (handle, token)
-            onService { $0.opened(handle, token: token, address: ClientAddress.limitKey(handle.address)) }
+            onService { $0.opened(handle, token: token, address: handle.address) }
         }
 
         func received(_ opcode: Opcode, payload: [UInt8]) {

@@ -37,7 +37,8 @@ final class Connection: EventHandler, Flushable {
     var session: Session?
     /// The negotiated permessage-deflate streams, if any.
     var compression: ConnectionCompression?
-    /// The peer's IP address, the key of per-address limits.
+    /// The peer's address as the per-address limits count it (`ClientAddress.limitKey`: an
+    /// IPv6 peer's /64 network).
     let address: String
     private var writeQueue = WriteQueue()
     /// Whether the last write attempt left bytes the socket refused: only then can what waits

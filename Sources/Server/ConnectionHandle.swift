@@ -12,7 +12,8 @@ final class ConnectionHandle: @unchecked Sendable {
     let connection: Connection
     /// The index of the loop the connection lives on.
     let home: Int
-    /// The peer's IP address (the chat's per-address signup limit).
+    /// The peer's address as the per-address limits count it (the chat's signup and login
+    /// limits).
     let address: String
 
     init(_ connection: Connection, home: Int) {

@@ -61,7 +61,7 @@ public final class Server: ConnectionOwner {
     private var threads: [LoopThread] = []
     /// Where the next accepted connection goes (round robin over the loops).
     private var nextLoop = 0
-    /// Open sockets per peer address (an IPv6 peer's /64: `ClientAddress`), against
+    /// Open sockets per client address (`Connection.address`), against
     /// `maxConnectionsPerAddress`: counted on the chat loop, which accepts every connection;
     /// the other loops report their closes to it.
     private var addressCounts: [String: Int] = [:]
@@ -305,9 +305,8 @@ public final class Server: ConnectionOwner {
     /// A listener accepted `fd` (on the chat loop): checked against the connection limits here,
     /// where they are counted, then given to the loops in turn.
     func accepted(_ fd: Int32, tls context: TLSContext?) {
-        let address = Socket.peerAddress(fd)
-        let key = ClientAddress.limitKey(address)
-        let fromAddress = addressCounts[key, default: 0]
+        let address = ClientAddress.limitKey(Socket.peerAddress(fd))
+        let fromAddress = addressCounts[address, default: 0]
         let perAddress = configuration.maxConnectionsPerAddress
         let underLimit = openConnections < socketLimit
         guard underLimit, perAddress == 0 || fromAddress < perAddress else {
@@ -315,7 +314,7 @@ public final class Server: ConnectionOwner {
             refuse(fd, plain: context == nil, underLimit ? Server.tooManyFromAddress : Server.busy)
             return
         }
-        addressCounts[key] = fromAddress + 1
+        addressCounts[address] = fromAddress + 1
         openConnections += 1
         let target = peers[nextLoop]
         nextLoop = (nextLoop + 1) % peers.count
@@ -360,9 +359,8 @@ public final class Server: ConnectionOwner {
     private func countClosed(_ address: String, connection: ObjectIdentifier?) {
         if let connection { admittedUploads[connection] = nil }
         openConnections -= 1
-        let key = ClientAddress.limitKey(address)
-        if let count = addressCounts[key] {
-            addressCounts[key] = count > 1 ? count - 1 : nil
+        if let count = addressCounts[address] {
+            addressCounts[address] = count > 1 ? count - 1 : nil
         }
         if !pausedListeners.isEmpty { resumeAccepting() }
     }
