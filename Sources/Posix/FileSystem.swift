@@ -59,6 +59,19 @@ public enum FileSystem {
         return bytes
     }
 
+    /// The whole file behind `fd`, mapped read-only: for a large file read once from start to
+    /// end (a journal's replay), without a zeroed buffer to fill and a copy out of the page
+    /// cache. The file must not shrink while mapped: a page past its new end would fault.
+    public static func map(_ fd: Int32, path: String) throws(FileError) -> MappedFile {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw FileError(path: path, operation: "stat", errno: errno) }
+        let count = Int(status.st_size)
+        guard count > 0 else { return MappedFile(base: nil, count: 0) }
+        let base = mmap(nil, count, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)
+        guard let base, base != MAP_FAILED else { throw FileError(path: path, operation: "mmap", errno: errno) }
+        return MappedFile(base: base, count: count)
+    }
+
     /// Writes all of `bytes`, continuing after short writes.
     public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileError) {
         var offset = 0
@@ -182,5 +195,18 @@ public enum FileSystem {
         guard let fd = try? openIfExists(path, flags: O_RDONLY) else { return nil }
         defer { close(fd) }
         return try? readAll(fd, path: path)
+    }
+}
+
+/// A file's bytes mapped by `FileSystem.map`, unmapped when the last reference goes.
+public final class MappedFile {
+    public let bytes: UnsafeRawBufferPointer
+
+    init(base: UnsafeMutableRawPointer?, count: Int) {
+        bytes = UnsafeRawBufferPointer(start: base, count: count)
+    }
+
+    deinit {
+        if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
     }
 }

@@ -9,9 +9,15 @@ extension Checkpoint {
     /// `ordered`'s last and is not in it (a receipt on a message already in a segment, a clock
     /// that went back) goes to `unordered`.
     struct PendingGroup {
-        /// A record: the value serialized, nil for a deletion.
-        typealias Record = (value: [UInt8]?, key: IdempotencyKey?)
+        /// A record: where its value's serialized bytes stand in `storage` (nil for a
+        /// deletion), and its idempotency key.
+        typealias Record = (value: Range<Int>?, key: IdempotencyKey?)
 
+        /// The bytes of every value set since the last commit, one after another; a record
+        /// set again leaves its old bytes behind. One buffer per group instead of an array per
+        /// record: a checkpoint of 300,000 messages spent a fifth of its time allocating,
+        /// freeing and reference-counting those arrays (perf, 64 durable senders).
+        private(set) var storage: [UInt8] = []
         /// Records in ascending id order, each id once.
         private var ordered: [(id: String, record: Record)] = []
         /// Records with ids below `ordered.last`'s and not in `ordered`, each id once.
@@ -29,18 +35,30 @@ extension Checkpoint {
         /// The pending value of message `id`: nil when none is pending, `.some(nil)` when
         /// its deletion is.
         func value(of id: String) -> [UInt8]?? {
-            if let index = orderedIndex(of: id) { return ordered[index].record.value }
-            return unordered[id].map(\.value)
+            let record = orderedIndex(of: id).map { ordered[$0].record } ?? unordered[id]
+            return record.map { record in record.value.map { Array(storage[$0]) } }
         }
 
         /// A record written: the group exists, and `id`'s pending record is this one.
-        mutating func write(_ id: String, _ record: Record) {
+        mutating func write(_ id: String, copying value: UnsafeRawBufferPointer, key: IdempotencyKey?) {
             exists = true
-            set(id, record)
+            let start = storage.count
+            storage.append(contentsOf: value)
+            place(id, (start..<storage.count, key))
         }
 
-        /// Sets the pending record of message `id`, replacing one pending before.
-        mutating func set(_ id: String, _ record: Record) {
+        /// Sets the pending record of message `id` to `value` (nil: its deletion), replacing
+        /// one pending before.
+        mutating func set(_ id: String, _ value: [UInt8]?, key: IdempotencyKey?) {
+            var range: Range<Int>?
+            if let value {
+                range = storage.count..<storage.count + value.count
+                storage.append(contentsOf: value)
+            }
+            place(id, (range, key))
+        }
+
+        private mutating func place(_ id: String, _ record: Record) {
             guard !ordered.isEmpty, id <= ordered[ordered.count - 1].id else { return ordered.append((id, record)) }
             if let index = orderedIndex(of: id) {
                 ordered[index].record = record

@@ -56,7 +56,7 @@ struct SegmentAppend {
     }
 
     /// Appends an in-order record and its index line.
-    mutating func append(_ id: String, value: [UInt8]?, key: IdempotencyKey?) {
+    mutating func append(_ id: String, value: UnsafeRawBufferPointer?, key: IdempotencyKey?) {
         let offset = bytes
         let length = SegmentFormat.appendRecord(id: id, value: value, to: &segment)
         SegmentFormat.appendIndexLine(.init(id: id, offset: offset, length: length, key: key), to: &index)
@@ -67,7 +67,7 @@ struct SegmentAppend {
     }
 
     /// Appends a record outside the id order (no index line) and returns where it is.
-    mutating func appendMoved(_ id: String, value: [UInt8]?) -> RecordLocation {
+    mutating func appendMoved(_ id: String, value: UnsafeRawBufferPointer?) -> RecordLocation {
         let offset = bytes
         let length = SegmentFormat.appendRecord(id: id, value: value, moved: true, to: &segment)
         return RecordLocation(sequence: sequence, offset: offset, length: length)

@@ -164,7 +164,7 @@ final class Checkpoint {
             if let keyFields, let owner = value?[keyFields.owner]?.stringValue, let id = value?[keyFields.key]?.stringValue {
                 key = IdempotencyKey(owner: owner, key: id)
             }
-            group.set(mid, (value.map(\.serialized), key))
+            group.set(mid, value.map(\.serialized), key: key)
             pending[gid] = group
         }
     }
@@ -172,10 +172,9 @@ final class Checkpoint {
     /// Folds in a line that set message `mid` of `gid` to `value` (its bytes as the journal
     /// has them, which are the record's: `MessageLine`), as `apply` would, without parsing it.
     func applyWholeMessage(_ gid: String, _ mid: String, _ value: UnsafeRawBufferPointer) {
-        let record = (Array(value), idempotencyKey(value))
-        // Changed in place (the subscript's modify accessor): the records stay uniquely
-        // referenced, and the group id is hashed once.
-        pending[gid, default: PendingGroup()].write(mid, record)
+        // Changed in place (the subscript's modify accessor): the group's buffers stay
+        // uniquely referenced, and the group id is hashed once.
+        pending[gid, default: PendingGroup()].write(mid, copying: value, key: idempotencyKey(value))
     }
 
     /// The idempotency key of a record's bytes: its `keyFields` strings, found by scanning
@@ -365,21 +364,25 @@ final class Checkpoint {
         var writes = SegmentWrites()
         var open = catalog.segments.popLast().map(SegmentAppend.init(continuing:))
         var keys: [IdempotencyKey] = []
-        for (mid, (value, key)) in group.sorted {
-            if value == nil && group.dropsStored && catalog.relocated[mid] == nil { continue }
-            if !pastLast, let lastID { pastLast = mid > lastID }
-            let inOrder = value != nil && pastLast
-            if open == nil || (inOrder && open!.bytes >= segmentBytes) {
-                if let full = open { catalog.segments.append(writes.add(full)) }
-                open = SegmentAppend(starting: nextSequence)
-                nextSequence += 1
-            }
-            if inOrder {
-                open!.append(mid, value: value, key: key)
-                if let key { keys.append(key) }
-                if !catalog.relocated.isEmpty { catalog.relocated[mid] = nil }
-            } else {
-                catalog.relocated[mid] = open!.appendMoved(mid, value: value)
+        let records = group.sorted
+        group.storage.withUnsafeBytes { storage in
+            for (mid, (range, key)) in records {
+                let value = range.map { UnsafeRawBufferPointer(rebasing: storage[$0]) }
+                if value == nil && group.dropsStored && catalog.relocated[mid] == nil { continue }
+                if !pastLast, let lastID { pastLast = mid > lastID }
+                let inOrder = value != nil && pastLast
+                if open == nil || (inOrder && open!.bytes >= segmentBytes) {
+                    if let full = open { catalog.segments.append(writes.add(full)) }
+                    open = SegmentAppend(starting: nextSequence)
+                    nextSequence += 1
+                }
+                if inOrder {
+                    open!.append(mid, value: value, key: key)
+                    if let key { keys.append(key) }
+                    if !catalog.relocated.isEmpty { catalog.relocated[mid] = nil }
+                } else {
+                    catalog.relocated[mid] = open!.appendMoved(mid, value: value)
+                }
             }
         }
         if let open { catalog.segments.append(writes.add(open)) }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// A journal line that sets one whole message, found in its bytes without parsing it: what a
 /// checkpoint replays most (`Checkpoint.applyWholeMessage`).
 ///
@@ -10,11 +12,11 @@
 enum MessageLine {
     /// The group, the message id and the range of the value's bytes, or nil.
     static func parse(_ line: UnsafeRawBufferPointer) -> (group: String, id: String, value: Range<Int>)? {
-        guard line.count > prefix.count + valueKey.count + 6, line.starts(with: prefix) else { return nil }
+        guard line.count > prefix.count + valueKey.count + 6, matches(line, at: 0, prefix) else { return nil }
         guard let (group, afterGroup) = plainString(line, from: prefix.count), line.count > afterGroup + 2,
               line[afterGroup] == UInt8(ascii: ","), line[afterGroup + 1] == UInt8(ascii: "\""),
               let (id, afterID) = plainString(line, from: afterGroup + 2),
-              line[afterID...].starts(with: valueKey)
+              matches(line, at: afterID, valueKey)
         else { return nil }
         let valueStart = afterID + valueKey.count
         let valueEnd = line.count - 1
@@ -40,6 +42,13 @@ enum MessageLine {
             }
         }
         return nil
+    }
+
+    /// Whether `line` holds `bytes` at `offset` (`starts(with:)` compared byte by byte through
+    /// generic code, a fifth of this parse's time).
+    private static func matches(_ line: UnsafeRawBufferPointer, at offset: Int, _ bytes: [UInt8]) -> Bool {
+        guard offset + bytes.count <= line.count, let base = line.baseAddress else { return false }
+        return bytes.withUnsafeBytes { memcmp(base + offset, $0.baseAddress!, $0.count) == 0 }
     }
 
     private static let prefix = Array(#"{"op":"set","path":["Messages",""#.utf8)

@@ -20,7 +20,7 @@ enum SegmentFormat {
 
     /// Appends a record line (newline included) and returns its length without the newline.
     @discardableResult
-    static func appendRecord(id: String, value: [UInt8]?, moved: Bool = false, to out: inout [UInt8]) -> Int {
+    static func appendRecord(id: String, value: UnsafeRawBufferPointer?, moved: Bool = false, to out: inout [UInt8]) -> Int {
         let start = out.count
         out.append(contentsOf: recordPrefix)
         JSONEncoding.appendEscapedString(id, to: &out)

@@ -251,24 +251,22 @@ extension Store {
         apply: (Mutation) throws(StoreError) -> Void
     ) throws(StoreError) -> Replay {
         guard let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) else { return Replay() }
-        let bytes: [UInt8]
+        let file: MappedFile
         do throws(StoreError) {
-            bytes = try io(FileSystem.readAll(fd, path: path))
+            file = try io(FileSystem.map(fd, path: path))
         } catch {
             FileSystem.close(fd)
             throw error
         }
         FileSystem.close(fd)
         var replay = Replay()
+        let bytes = file.bytes
         var end = bytes.count
         while end > 0 && bytes[end - 1] == 0 { end -= 1 }
-        let result: Result<Void, StoreError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(StoreError) in
-                try replayLines(UnsafeRawBufferPointer(rebasing: raw[..<end]), path: path, wholeMessage: wholeMessage, apply: apply,
-                                replay: &replay)
-            }
+        try withExtendedLifetime(file) { () throws(StoreError) in
+            try replayLines(UnsafeRawBufferPointer(rebasing: bytes[..<end]), path: path, wholeMessage: wholeMessage, apply: apply,
+                            replay: &replay)
         }
-        try result.get()
         return replay
     }
 

@@ -88,3 +88,19 @@ private func withNewFile(_ body: (Int32, String) throws -> Void) throws {
     release.start()
     #expect(try FileSystem.lockExclusively(waiter, path: path))
 }
+
+@Test func aMappedFileHoldsTheFilesBytesAndAnEmptyFileMapsToNone() throws {
+    let directory = temporaryDirectory()
+    let path = directory + "/journal.jsonl"
+    let empty = directory + "/empty"
+    defer { _ = try? FileSystem.removeIfExists(path); _ = try? FileSystem.removeIfExists(empty); rmdir(directory) }
+    let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    try FileSystem.writeFile(bytes, to: path, mode: 0o600)
+    try FileSystem.writeFile([], to: empty, mode: 0o600)
+    for (file, expected) in [(path, bytes), (empty, [])] {
+        let fd = try FileSystem.open(file, flags: O_RDONLY)
+        let mapped = try FileSystem.map(fd, path: file)
+        FileSystem.close(fd)
+        #expect(Array(mapped.bytes) == expected, "the mapping outlives its descriptor")
+    }
+}
