@@ -42,3 +42,32 @@ extension String {
         return String(decoding: utf8, as: UTF8.self)
     }
 }
+
+/// Eight bytes tested at once (SWAR), for the JSON string scanners' runs of plain bytes.
+public enum ByteWord {
+    /// The eight bytes at `offset` of `bytes`, which must hold them.
+    @inlinable
+    public static func load(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> UInt64 {
+        UnsafeRawPointer(bytes.baseAddress! + offset).loadUnaligned(as: UInt64.self)
+    }
+
+    /// Whether any byte of `word` is a quote, a backslash or below 0x20: a byte a JSON string
+    /// must escape. Exact: a borrow between bytes can only follow a byte that is one of those.
+    @inlinable
+    public static func hasJSONSpecial(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quotes = word ^ (ones &* UInt64(ASCII.quote))
+        let backslashes = word ^ (ones &* UInt64(ASCII.backslash))
+        // (x - n) & ~x has a byte's high bit set where that byte of x was below n (n <= 0x80).
+        let controls = (word &- ones &* 0x20) & ~word
+        let zeros = (quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes
+        return (controls | zeros) & highs != 0
+    }
+
+    /// Whether any byte of `word` has its high bit set (part of a multi-byte UTF-8 sequence).
+    @inlinable
+    public static func hasNonASCII(_ word: UInt64) -> Bool {
+        word & 0x8080_8080_8080_8080 != 0
+    }
+}

@@ -27,6 +27,12 @@ public enum JSONEncoding {
         var i = 0
         let n = utf8.count
         while i < n {
+            // Eight plain bytes are passed over at once; a word with a byte to escape is
+            // gone through byte by byte.
+            if i + 8 <= n && !ByteWord.hasJSONSpecial(ByteWord.load(utf8, at: i)) {
+                i += 8
+                continue
+            }
             let byte = utf8[i]
             if byte >= 0x20 && byte != ASCII.quote && byte != ASCII.backslash {
                 i += 1

@@ -12,6 +12,15 @@ extension JSONParser {
         let start = index
         var sawNonASCII = false
         while index < count {
+            // Eight bytes with no quote, backslash or control character are passed over at once.
+            if index + 8 <= count {
+                let word = ByteWord.load(input, at: index)
+                if !ByteWord.hasJSONSpecial(word) {
+                    sawNonASCII = sawNonASCII || ByteWord.hasNonASCII(word)
+                    index += 8
+                    continue
+                }
+            }
             let byte = input[index]
             if byte == ASCII.quote {
                 let run = UnsafeBufferPointer(rebasing: input[start..<index])

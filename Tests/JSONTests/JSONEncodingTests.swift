@@ -67,3 +67,18 @@ private func number(_ value: Double) -> String {
         #expect(try JSONValue.parse(text).doubleValue == value, "\(text)")
     }
 }
+
+@Test func aByteToEscapeIsFoundAtEveryPositionOfALongString() {
+    // The scan passes over eight plain bytes at a time: each special byte, at each offset
+    // within and across those words, is escaped as a byte-by-byte scan would.
+    for special in ["\"", "\\", "\n", "\u{01}", "\u{1F}"] {
+        for position in 0..<20 {
+            let plain = String(repeating: "x", count: 20)
+            let text = String(plain.prefix(position)) + special + String(plain.dropFirst(position))
+            let expected = "\"" + String(plain.prefix(position)) + escaped(special).dropFirst().dropLast()
+                + String(plain.dropFirst(position)) + "\""
+            #expect(escaped(text) == expected, "\(special.debugDescription) at \(position)")
+        }
+    }
+    #expect(escaped("0123456789abcdéf\u{2028}xyz") == "\"0123456789abcdéf\u{2028}xyz\"")
+}

@@ -217,3 +217,20 @@ private extension Result {
         return nil
     }
 }
+
+@Test func aQuoteEscapeOrControlIsFoundAtEveryPositionOfALongString() throws {
+    // The scan passes over eight plain bytes at a time; what ends or interrupts a string is
+    // found at each offset within and across those words.
+    let plain = String(repeating: "y", count: 20)
+    for position in 0..<20 {
+        let head = String(plain.prefix(position))
+        let tail = String(plain.dropFirst(position))
+        #expect(try JSONValue.parse(Array("\"\(head)\"".utf8)) == .string(head))
+        #expect(try JSONValue.parse(Array("\"\(head)\\n\(tail)\"".utf8)) == .string(head + "\n" + tail))
+        #expect(parseError("\"\(head)\u{01}\(tail)\"") == JSONError(.controlCharacterInString(0x01), offset: 1 + position))
+        #expect(try JSONValue.parse(Array("\"\(head)é\(tail)\"".utf8)) == .string(head + "é" + tail))
+        var invalid = Array("\"\(head)\(tail)\"".utf8)
+        invalid.insert(0xFF, at: 1 + position)
+        #expect(throws: JSONError.self) { try JSONValue.parse(invalid) }
+    }
+}
