@@ -27,11 +27,14 @@ public enum JSONEncoding {
         var i = 0
         let n = utf8.count
         while i < n {
-            // Eight plain bytes are passed over at once; a word with a byte to escape is
-            // gone through byte by byte.
-            if i + 8 <= n && !ByteWord.hasJSONSpecial(ByteWord.load(utf8, at: i)) {
-                i += 8
-                continue
+            // Plain bytes are passed over eight at a time, up to the next byte to escape.
+            if i + 8 <= n {
+                let plain = ByteWord.plainPrefix(ByteWord.load(utf8, at: i))
+                if plain == 8 {
+                    i += 8
+                    continue
+                }
+                i += plain
             }
             let byte = utf8[i]
             if byte >= 0x20 && byte != ASCII.quote && byte != ASCII.backslash {

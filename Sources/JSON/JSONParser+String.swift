@@ -12,14 +12,17 @@ extension JSONParser {
         let start = index
         var sawNonASCII = false
         while index < count {
-            // Eight bytes with no quote, backslash or control character are passed over at once.
+            // Bytes other than a quote, a backslash or a control character are passed over
+            // eight at a time, up to the next of those.
             if index + 8 <= count {
                 let word = ByteWord.load(input, at: index)
-                if !ByteWord.hasJSONSpecial(word) {
-                    sawNonASCII = sawNonASCII || ByteWord.hasNonASCII(word)
+                let plain = ByteWord.plainPrefix(word)
+                sawNonASCII = sawNonASCII || ByteWord.hasNonASCII(word, first: plain)
+                if plain == 8 {
                     index += 8
                     continue
                 }
+                index += plain
             }
             let byte = input[index]
             if byte == ASCII.quote {
