@@ -260,10 +260,9 @@ extension Store {
         }
         FileSystem.close(fd)
         var replay = Replay()
-        let bytes = file.bytes
-        var end = bytes.count
-        while end > 0 && bytes[end - 1] == 0 { end -= 1 }
-        try withExtendedLifetime(file) { () throws(StoreError) in
+        try file.withBytes { bytes throws(StoreError) in
+            var end = bytes.count
+            while end > 0 && bytes[end - 1] == 0 { end -= 1 }
             try replayLines(UnsafeRawBufferPointer(rebasing: bytes[..<end]), path: path, wholeMessage: wholeMessage, apply: apply,
                             replay: &replay)
         }

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Posix
+@testable import Posix
 import Testing
 
 private func temporaryDirectory() -> String {
@@ -101,6 +101,19 @@ private func withNewFile(_ body: (Int32, String) throws -> Void) throws {
         let fd = try FileSystem.open(file, flags: O_RDONLY)
         let mapped = try FileSystem.map(fd, path: file)
         FileSystem.close(fd)
-        #expect(Array(mapped.bytes) == expected, "the mapping outlives its descriptor")
+        #expect(mapped.withBytes { Array($0) } == expected, "the mapping outlives its descriptor")
     }
+}
+
+@Test func whereAFileCannotBeMappedItsBytesAreReadInstead() throws {
+    let directory = temporaryDirectory()
+    let path = directory + "/journal.jsonl"
+    defer { _ = try? FileSystem.removeIfExists(path); rmdir(directory) }
+    let bytes = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+    try FileSystem.writeFile(bytes, to: path, mode: 0o600)
+    let fd = try FileSystem.open(path, flags: O_RDONLY)
+    defer { FileSystem.close(fd) }
+    #expect(try FileSystem.copy(fd, count: bytes.count, path: path).withBytes { Array($0) } == bytes)
+    #expect(try FileSystem.copy(fd, count: bytes.count + 10, path: path).withBytes { Array($0) } == bytes,
+            "a file shorter than its size gives what it has")
 }
