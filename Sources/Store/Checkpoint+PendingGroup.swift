@@ -42,20 +42,20 @@ extension Checkpoint {
         /// A record written: the group exists, and `id`'s pending record is this one.
         mutating func write(_ id: String, copying value: UnsafeRawBufferPointer, key: IdempotencyKey?) {
             exists = true
-            let start = storage.count
-            storage.append(contentsOf: value)
-            place(id, (start..<storage.count, key))
+            place(id, (stored(value), key))
         }
 
         /// Sets the pending record of message `id` to `value` (nil: its deletion), replacing
         /// one pending before.
         mutating func set(_ id: String, _ value: [UInt8]?, key: IdempotencyKey?) {
-            var range: Range<Int>?
-            if let value {
-                range = storage.count..<storage.count + value.count
-                storage.append(contentsOf: value)
-            }
-            place(id, (range, key))
+            place(id, (value.map { $0.withUnsafeBytes { stored($0) } }, key))
+        }
+
+        /// Appends `value` to `storage` and returns where it stands.
+        private mutating func stored(_ value: UnsafeRawBufferPointer) -> Range<Int> {
+            let start = storage.count
+            storage.append(contentsOf: value)
+            return start..<storage.count
         }
 
         private mutating func place(_ id: String, _ record: Record) {
