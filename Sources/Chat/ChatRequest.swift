@@ -35,7 +35,13 @@ struct ChatRequest {
     subscript(name: String) -> JSONValue? { Self.value(name, in: members) }
 
     private static func value(_ name: String, in members: [JSONParser.Member]) -> JSONValue? {
-        for index in members.indices where members[index].key == name { return members[index].value }
+        // Lengths first: `==` on two strings that differ takes the runtime's slow path (it
+        // looks for canonical equivalence), and a lookup passes over most keys. JSON compares
+        // keys by their characters, so a key of another length is another key.
+        let length = name.utf8.count
+        for index in members.indices where members[index].key.utf8.count == length && members[index].key == name {
+            return members[index].value
+        }
         return nil
     }
 

@@ -293,8 +293,14 @@ public final class ChatService<Transport: ChatTransport> {
 
     private func memberIndex(_ gid: String, _ uid: String) throws(ChatError) -> [String: ChatGroup].Index {
         guard let index = state.groups.index(forKey: gid) else { throw ChatError.noSuchGroup }
-        guard state.groups.values[index].members.contains(uid) else { throw ChatError.notMember }
+        // In place: the values' getter copies the whole group (five references retained and
+        // released) to look at one set, on every send.
+        guard Self.contains(uid, &state.groups.values[index].members) else { throw ChatError.notMember }
         return index
+    }
+
+    private static func contains(_ uid: String, _ members: inout Set<String>) -> Bool {
+        members.contains(uid)
     }
 }
 

@@ -38,12 +38,19 @@ struct JSONWriter {
 
     /// Appends `,"key":` (or `"key":` first).
     mutating func key(_ key: StaticString) {
-        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        // Put together on the stack and appended once: an acknowledged send writes 30 keys,
+        // and an append per piece checked the buffer's uniqueness and capacity four times.
+        let comma = needsComma ? 1 : 0
         needsComma = true
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeRawBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        let count = key.utf8CodeUnitCount
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: comma + count + 3) { piece in
+            piece[0] = UInt8(ascii: ",")
+            piece[comma] = UInt8(ascii: "\"")
+            (piece.baseAddress! + comma + 1).initialize(from: key.utf8Start, count: count)
+            piece[comma + count + 1] = UInt8(ascii: "\"")
+            piece[comma + count + 2] = UInt8(ascii: ":")
+            bytes.append(contentsOf: piece)
+        }
     }
 
     /// Appends a key whose name is runtime data (a user id in `receivedBy`), escaped.

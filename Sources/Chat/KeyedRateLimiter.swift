@@ -8,6 +8,20 @@ struct KeyedRateLimiter {
     private struct Bucket {
         var tokens: Double
         var lastRefill: UInt64
+
+        /// The tokens the bucket holds at `now`.
+        func available(at now: UInt64, rate: Double, burst: Double) -> Double {
+            min(burst, tokens + Double(now &- lastRefill) / 1e9 * rate)
+        }
+
+        /// Refills the bucket up to `now` and takes a token if it has one.
+        mutating func take(now: UInt64, rate: Double, burst: Double) -> Bool {
+            tokens = available(at: now, rate: rate, burst: burst)
+            lastRefill = now
+            guard tokens >= 1 else { return false }
+            tokens -= 1
+            return true
+        }
     }
 
     let rate: Double
@@ -25,12 +39,9 @@ struct KeyedRateLimiter {
 
     /// Takes a token for `key`; false when its bucket is empty.
     mutating func admit(_ key: String, now: UInt64) -> Bool {
-        var bucket = buckets[key] ?? Bucket(tokens: burst, lastRefill: now)
-        bucket.tokens = refilled(bucket, now: now)
-        bucket.lastRefill = now
-        let admitted = bucket.tokens >= 1
-        if admitted { bucket.tokens -= 1 }
-        buckets[key] = bucket
+        let (rate, burst) = (rate, burst)
+        // One hash of the key: the bucket is found (or made) and changed in place.
+        let admitted = buckets[key, default: Bucket(tokens: burst, lastRefill: now)].take(now: now, rate: rate, burst: burst)
         if buckets.count >= sweepAt { sweep(now: now) }
         return admitted
     }
@@ -46,19 +57,16 @@ struct KeyedRateLimiter {
     /// Seconds until `key` has a token again (0 when it has one now).
     func secondsUntilToken(_ key: String, now: UInt64) -> Int {
         guard let bucket = buckets[key] else { return 0 }
-        let tokens = refilled(bucket, now: now)
+        let tokens = bucket.available(at: now, rate: rate, burst: burst)
         return tokens >= 1 ? 0 : Int(((1 - tokens) / rate).rounded(.up))
     }
 
     /// How many keys are tracked.
     var count: Int { buckets.count }
 
-    private func refilled(_ bucket: Bucket, now: UInt64) -> Double {
-        min(burst, bucket.tokens + Double(now &- bucket.lastRefill) / 1e9 * rate)
-    }
-
     private mutating func sweep(now: UInt64) {
-        buckets = buckets.filter { refilled($0.value, now: now) < burst }
+        let (rate, burst) = (rate, burst)
+        buckets = buckets.filter { $0.value.available(at: now, rate: rate, burst: burst) < burst }
         sweepAt = max(1024, 2 * buckets.count)
     }
 }

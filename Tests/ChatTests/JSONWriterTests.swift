@@ -11,3 +11,16 @@ import Testing
     var without = JSONWriter(op: "pong", answering: nil)
     #expect(String(decoding: without.finished(), as: UTF8.self) == #"{"op":"pong"}"#)
 }
+
+@Test func keysOfEveryLengthAreWrittenWithTheirCommasAndQuotes() {
+    var writer = JSONWriter()
+    writer.integer("a", 1)
+    writer.string("id", "x")
+    writer.integer("aKeyLongerThanSixteenBytes", 2)
+    #expect(String(decoding: writer.finished(), as: UTF8.self) == #"{"a":1,"id":"x","aKeyLongerThanSixteenBytes":2}"#)
+    var before = Array(#"{"m":"#.utf8)
+    var nested = JSONWriter(continuing: &before)
+    nested.integer("b", 3)
+    nested.string("k", "v")
+    #expect(String(decoding: nested.finished(), as: UTF8.self) == #"{"m":{"b":3,"k":"v"}"#)
+}

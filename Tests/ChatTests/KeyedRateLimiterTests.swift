@@ -23,3 +23,14 @@ private let second: UInt64 = 1_000_000_000
     for index in 0..<5000 { _ = limiter.admit("key \(index)", now: UInt64(index) * second) }
     #expect(limiter.count < 1100)
 }
+
+@Test func aBucketRefillsAtItsRateUpToItsBurst() {
+    var limiter = KeyedRateLimiter(rate: 2, burst: 3)
+    let answers = { (count: Int, now: UInt64) in (0..<count).map { _ in limiter.admit("a", now: now) } }
+    #expect(answers(4, 0) == [true, true, true, false])
+    // Half a second is one token at 2 a second.
+    #expect(answers(2, second / 2) == [true, false])
+    // Ten seconds later the bucket holds its burst, not 20 tokens.
+    #expect(answers(4, 10 * second) == [true, true, true, false])
+    #expect(limiter.secondsUntilToken("a", now: 10 * second) == 1)
+}
