@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# User-space instructions per acknowledged durable send, counted by callgrind: a figure the
+# VM's run-to-run speed does not move, for A/B of changes too small for the timed benchmarks'
+# noise (BENCHMARKS.md, "Instructions per acknowledged send"):
+#
+#   scripts/bench/instructions.sh BIN [BIN...]
+#
+# For each build, two runs of `wsload durable` (SENDERS [64], window 1) against a fresh server
+# under `valgrind --tool=callgrind`, pinned to SERVER_CPU [1] so it runs one loop as the timed
+# benchmarks do: SHORT [3] and LONG [15] seconds. The difference of the two runs' instructions
+# divided by the difference of their acknowledged sends leaves out the start and the setup.
+# Prints, per build, the loop thread's instructions per ack and the whole process's, and with
+# TOP=N the N functions with the most instructions of their own per ack on the loop thread.
+# Kernel work (the system calls) is not counted: `scripts/bench/run durable-vs-redis` measures
+# time. Needs valgrind (apt-get install valgrind). Results under OUT_DIR [/tmp/bench-instructions-TIME].
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=scripts/bench/lib.sh
+. "$here/lib.sh"
+OUT_DIR="${OUT_DIR:-/tmp/bench-instructions-$(date +%Y%m%d-%H%M%S)}"
+[ $# -gt 0 ] || { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; exit 2; }
+command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null \
+    || { echo "instructions: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+bench_preflight
+SENDERS="${SENDERS:-64}"
+SHORT="${SHORT:-3}"
+LONG="${LONG:-15}"
+
+# One run: prints "acks loop_instructions total_instructions" and leaves the profiles in $dir.
+count_run() {
+    local bin="$1" dir="$2" seconds="$3" port i
+    mkdir -p "$dir"
+    # The server re-executes itself once (glibc's thread cache): valgrind follows it.
+    (cd "$dir" && SWITCHBOARD_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_USER_MESSAGES_PER_SECOND=1000000 \
+        SWITCHBOARD_GROUPS_PER_HOUR=1000000 SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS=0 exec taskset -c "$SERVER_CPU" \
+        valgrind --tool=callgrind --trace-children=yes --separate-threads=yes --callgrind-out-file="$dir/callgrind.out" \
+        "$bin" serve --host 127.0.0.1 --port 0 --tls-port 0 --data "$dir/data" --log-level error > "$dir/server.log" 2>&1) &
+    local pid=$!
+    for i in $(seq 600); do
+        port="$(sed -n 's|^listening on ws://[0-9.]*:\([0-9]*\).*|\1|p' "$dir/server.log" | head -1)"
+        [ -n "$port" ] && break
+        kill -0 "$pid" 2> /dev/null || { echo "instructions: the server exited:" >&2; cat "$dir/server.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    [ -n "$port" ] || { echo "instructions: the server did not start within 60 s" >&2; kill "$pid"; exit 1; }
+    timeout $((seconds + 60)) taskset -c "$LOAD_CPU" "$WSLOAD" durable --url "ws://127.0.0.1:$port/ws" --conns "$SENDERS" \
+        --window 1 --duration "$seconds" --warmup 1 -q > "$dir/wsload.json"
+    kill "$pid"
+    wait "$pid" 2> /dev/null || true
+    python3 - "$dir" << 'EOF'
+import glob, json, sys
+d = sys.argv[1]
+def totals(path):
+    for line in open(path):
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    return 0
+# The first file of the re-executed process is its main thread, the loop.
+profiles = sorted(glob.glob(d + "/callgrind.out*"), key=lambda p: (len(p), p))
+process = [p for p in profiles if totals(p) > 0]
+loop = process[0] if process else None
+acks = json.load(open(d + "/wsload.json"))["acked"]
+print(acks, totals(loop) if loop else 0, sum(totals(p) for p in process), loop or "")
+EOF
+}
+
+printf '%-40s %14s %14s %10s\n' build "loop instr/ack" "all instr/ack" acks
+for bin in "$@"; do
+    bin="$(realpath "$bin")"
+    name="$(basename "$bin")-$(sha1sum "$bin" | cut -c1-8)"
+    # valgrind 3.19 cannot read the DWARF 5 that Swift 6.3 writes: a copy without debug
+    # information, its symbols kept.
+    strip -g -o "$OUT_DIR/$name" "$bin"
+    read -r short_acks short_loop short_all short_profile < <(count_run "$OUT_DIR/$name" "$OUT_DIR/$name-short" "$SHORT")
+    read -r long_acks long_loop long_all long_profile < <(count_run "$OUT_DIR/$name" "$OUT_DIR/$name-long" "$LONG")
+    acks=$((long_acks - short_acks))
+    [ "$acks" -gt 0 ] || { echo "instructions: the long run acknowledged no more than the short one" >&2; exit 1; }
+    printf '%-40s %14d %14d %10d\n' "$(basename "$bin")" $(((long_loop - short_loop) / acks)) $(((long_all - short_all) / acks)) "$acks" \
+        | tee -a "$OUT_DIR/instructions.txt"
+    if [ "${TOP:-0}" -gt 0 ]; then
+        python3 - "$short_profile" "$long_profile" "$acks" "$TOP" << 'EOF'
+import re, subprocess, sys
+def self_costs(path):
+    out = subprocess.run(["callgrind_annotate", "--threshold=100", path], capture_output=True, text=True).stdout
+    costs = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+\([ \d.]+%\)\s+(?:\S*?:)?(\S.*?)(?: \[.*\])?$", line)
+        if m and "PROGRAM TOTALS" not in line:
+            costs[m.group(2)] = costs.get(m.group(2), 0) + int(m.group(1).replace(",", ""))
+    return costs
+short, long = self_costs(sys.argv[1]), self_costs(sys.argv[2])
+acks, top = int(sys.argv[3]), int(sys.argv[4])
+rows = sorted(((long.get(k, 0) - short.get(k, 0)) / acks, k) for k in long)
+for per_ack, name in reversed(rows[-top:]):
+    print("    %8.0f  %s" % (per_ack, name[:120]))
+EOF
+    fi
+done
