@@ -26,7 +26,8 @@ SENDERS="${SENDERS:-64}"
 SHORT="${SHORT:-3}"
 LONG="${LONG:-15}"
 
-# One run: prints "acks loop_instructions total_instructions" and leaves the profiles in $dir.
+# One run: leaves the profiles in $dir and "acks loop_instructions all_instructions loop_profile"
+# in $dir/count.
 count_run() {
     local bin="$1" dir="$2" seconds="$3" port i
     mkdir -p "$dir"
@@ -44,10 +45,11 @@ count_run() {
     done
     [ -n "$port" ] || { echo "instructions: the server did not start within 60 s" >&2; kill "$pid"; exit 1; }
     timeout $((seconds + 60)) taskset -c "$LOAD_CPU" "$WSLOAD" durable --url "ws://127.0.0.1:$port/ws" --conns "$SENDERS" \
-        --window 1 --duration "$seconds" --warmup 1 -q > "$dir/wsload.json"
+        --window 1 --duration "$seconds" --warmup 1 -q > "$dir/wsload.json" \
+        || { echo "instructions: the load run failed: $(cat "$dir/wsload.json")" >&2; kill "$pid"; exit 1; }
     kill "$pid"
     wait "$pid" 2> /dev/null || true
-    python3 - "$dir" << 'EOF'
+    python3 - "$dir" > "$dir/count" << 'EOF'
 import glob, json, sys
 d = sys.argv[1]
 def totals(path):
@@ -71,8 +73,10 @@ for bin in "$@"; do
     # valgrind 3.19 cannot read the DWARF 5 that Swift 6.3 writes: a copy without debug
     # information, its symbols kept.
     strip -g -o "$OUT_DIR/$name" "$bin"
-    read -r short_acks short_loop short_all short_profile < <(count_run "$OUT_DIR/$name" "$OUT_DIR/$name-short" "$SHORT")
-    read -r long_acks long_loop long_all long_profile < <(count_run "$OUT_DIR/$name" "$OUT_DIR/$name-long" "$LONG")
+    count_run "$OUT_DIR/$name" "$OUT_DIR/$name-short" "$SHORT"
+    count_run "$OUT_DIR/$name" "$OUT_DIR/$name-long" "$LONG"
+    read -r short_acks short_loop short_all short_profile < "$OUT_DIR/$name-short/count"
+    read -r long_acks long_loop long_all long_profile < "$OUT_DIR/$name-long/count"
     acks=$((long_acks - short_acks))
     [ "$acks" -gt 0 ] || { echo "instructions: the long run acknowledged no more than the short one" >&2; exit 1; }
     printf '%-40s %14d %14d %10d\n' "$(basename "$bin")" $(((long_loop - short_loop) / acks)) $(((long_all - short_all) / acks)) "$acks" \
