@@ -44,7 +44,7 @@ struct JSONWriter {
         needsComma = true
         let count = key.utf8CodeUnitCount
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: comma + count + 3) { piece in
-            piece[0] = UInt8(ascii: ",")
+            if comma == 1 { piece[0] = UInt8(ascii: ",") }
             piece[comma] = UInt8(ascii: "\"")
             (piece.baseAddress! + comma + 1).initialize(from: key.utf8Start, count: count)
             piece[comma + count + 1] = UInt8(ascii: "\"")
