@@ -29,13 +29,15 @@ LONG="${LONG:-15}"
 # One run: leaves the profiles in $dir and "acks loop_instructions all_instructions loop_profile"
 # in $dir/count.
 count_run() {
-    local bin="$1" dir="$2" seconds="$3" port i
+    local bin="$1" dir="$2" seconds="$3" port i config=()
+    [ -n "$SB_CONFIG" ] && [ -f "$SB_CONFIG" ] && config=(--config "$SB_CONFIG")
     mkdir -p "$dir"
-    # The server re-executes itself once (glibc's thread cache): valgrind follows it.
-    (cd "$dir" && SWITCHBOARD_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_USER_MESSAGES_PER_SECOND=1000000 \
-        SWITCHBOARD_GROUPS_PER_HOUR=1000000 SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS=0 exec taskset -c "$SERVER_CPU" \
+    # As server_start starts it, under callgrind; the server re-executes itself once (glibc's
+    # thread cache), and valgrind follows it.
+    (cd "$dir" && exec env "${BENCH_LIMITS[@]}" taskset -c "$SERVER_CPU" \
         valgrind --tool=callgrind --trace-children=yes --separate-threads=yes --callgrind-out-file="$dir/callgrind.out" \
-        "$bin" serve --host 127.0.0.1 --port 0 --tls-port 0 --data "$dir/data" --log-level error > "$dir/server.log" 2>&1) &
+        "$bin" serve "${config[@]}" --host 127.0.0.1 --port 0 --tls-port 0 --data "$dir/data" --log-level error \
+        > "$dir/server.log" 2>&1) &
     local pid=$!
     for i in $(seq 600); do
         port="$(sed -n 's|^listening on ws://[0-9.]*:\([0-9]*\).*|\1|p' "$dir/server.log" | head -1)"

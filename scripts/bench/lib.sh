@@ -98,11 +98,16 @@ bench_cert() {
         -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2> /dev/null
 }
 
+# The abuse limits a load generator trips by design, lifted for every server a benchmark starts
+# (one connection or user sends far more than 100 messages/s, thousands of connections come from
+# four source addresses; docs/security.md): `env "${BENCH_LIMITS[@]}" COMMAND`.
+BENCH_LIMITS=(SWITCHBOARD_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_USER_MESSAGES_PER_SECOND=1000000
+    SWITCHBOARD_ROOM_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_ROOM_BYTES_PER_SECOND=1000000000
+    SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS=0 SWITCHBOARD_GROUPS_PER_HOUR=1000000)
+
 # server_start [FLAGS...]: the server for the next runs. With PORT set, the running one (nothing
 # is started). Otherwise BIN on SERVER_CPU, on free ports (plain, and TLS with a self-signed
-# certificate), on an empty data folder, with the abuse limits a load generator trips by design
-# lifted (one connection or user sends far more than 100 messages/s, thousands of connections
-# come from four source addresses; docs/security.md); waits for its "listening on" lines. FLAGS go
+# certificate), on an empty data folder, with BENCH_LIMITS lifted; waits for its "listening on" lines. FLAGS go
 # to the server (e.g. --durability none); SERVER_DATA names a data folder to start on instead. Sets SERVER_PID, SERVER_PORT and SERVER_TLS_PORT.
 server_start() {
     if [ -n "${PORT:-}" ]; then
@@ -119,9 +124,7 @@ server_start() {
     [ -n "$SB_CONFIG" ] && [ -f "$SB_CONFIG" ] && config=(--config "$SB_CONFIG")
     [ -n "${SERVER_DATA:-}" ] || rm -rf "$data"
     # From OUT_DIR, so that without SB_CONFIG the server finds no Config/ and runs on its defaults.
-    (cd "$OUT_DIR" && SWITCHBOARD_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_USER_MESSAGES_PER_SECOND=1000000 \
-        SWITCHBOARD_ROOM_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_ROOM_BYTES_PER_SECOND=1000000000 \
-        SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS=0 SWITCHBOARD_GROUPS_PER_HOUR=1000000 exec taskset -c "$SERVER_CPU" "$BIN" serve "${config[@]}" \
+    (cd "$OUT_DIR" && exec env "${BENCH_LIMITS[@]}" taskset -c "$SERVER_CPU" "$BIN" serve "${config[@]}" \
         --host 127.0.0.1 --port 0 --tls-port 0 --tls-cert "$OUT_DIR/cert/cert.pem" --tls-key "$OUT_DIR/cert/key.pem" \
         --data "$data" --log-level "${SERVER_LOG_LEVEL:-error}" "$@" ${SERVER_ARGS:-} > "$log" 2>&1) &
     STARTED_PID=$!
