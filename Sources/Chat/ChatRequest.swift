@@ -36,8 +36,10 @@ struct ChatRequest {
 
     private static func value(_ name: String, in members: [JSONParser.Member]) -> JSONValue? {
         // Lengths first: `==` on two strings that differ takes the runtime's slow path (it
-        // looks for canonical equivalence), and a lookup passes over most keys. JSON compares
-        // keys by their characters, so a key of another length is another key.
+        // looks for canonical equivalence), and a lookup passes over most keys. Only a key of
+        // another length that `==` still calls equal to a name is told apart by this: one
+        // spelling "K" with U+212A KELVIN SIGN, ";" with U+037E or "`" with U+1FEF. No
+        // protocol name holds those letters, and JSON compares keys by their code units anyway.
         let length = name.utf8.count
         for index in members.indices where members[index].key.utf8.count == length && members[index].key == name {
             return members[index].value
