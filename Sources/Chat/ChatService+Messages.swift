@@ -82,14 +82,49 @@ extension ChatService {
                             "too many messages: at most \(configuration.userMessagesPerSecond) a second per user, across connections")
         }
         let content = try messageContent(request)
+        // A connection's messages are stored in the order it sent them: behind a send whose
+        // `clientId` is looked up on disk, the ones after it wait their turn.
+        guard session.sendsBehindRead == nil else {
+            session.sendsBehindRead?.append { [self] in
+                guard stillMember(session, request, gid, uid) != nil else { return }
+                store(content, from: uid, in: gid, session, request)
+            }
+            return
+        }
+        store(content, from: uid, in: gid, session, request)
+    }
+
+    /// Stores a `send`'s message unless its `clientId` was stored before; while that takes a
+    /// read of the disk, the connection's later sends are held (`sendsBehindRead`).
+    private func store(
+        _ content: MessageContent, from uid: String, in gid: String, _ session: ChatSession<Client>, _ request: ChatRequest
+    ) {
         // Without a `clientId` there is nothing to look up: no closures for `storeOnce`.
         guard content.clientId != nil else { return storeMessage(content, from: uid, in: gid, session, request) }
-        storeOnce(uid, gid, content.clientId, afterRead: { [self] in stillMember(session, request, gid, uid) != nil }, answer: { [self] result in
+        let reads = storeOnce(uid, gid, content.clientId, afterRead: { [self] in stillMember(session, request, gid, uid) != nil }, answer: { [self] result in
             switch result {
             case .success(let message): reply(session, request) { $0.raw("message", message) }
             case .failure(let error): fail(session, request.id, error)
             }
-        }, storeNew: { [self] in storeMessage(content, from: uid, in: gid, session, request) })
+        }, storeNew: { [self] in
+            storeMessage(content, from: uid, in: gid, session, request)
+        }, afterReading: { [self] in
+            releaseSends(of: session)
+        })
+        if reads { session.sendsBehindRead = [] }
+    }
+
+    /// Runs the sends that waited behind a read, in order, until one of them reads in its turn.
+    private func releaseSends(of session: ChatSession<Client>) {
+        guard var held = session.sendsBehindRead else { return }
+        session.sendsBehindRead = nil
+        while !held.isEmpty {
+            held.removeFirst()()
+            if session.sendsBehindRead != nil {
+                session.sendsBehindRead = held
+                return
+            }
+        }
     }
 
     /// Stores a new message and, once it is durable, answers and sends the event.
@@ -177,31 +212,48 @@ extension ChatService {
     /// event goes out: the first `send` did both. When the store's index may hold the
     /// `clientId`, the read confirms it before anything is stored, and memory is asked again
     /// afterwards, since a resend may have been stored meanwhile. Once that read is done,
-    /// `afterRead` says whether the request still stands (it answers it when not).
+    /// `afterRead` says whether the request still stands (it answers it when not), and
+    /// `afterReading` runs when all that is. Returns whether it reads.
+    @discardableResult
     func storeOnce(
         _ uid: String, _ gid: String, _ clientId: String?, checkDisk: Bool = true, afterRead: @escaping () -> Bool = { true },
-        answer: @escaping (Result<[UInt8], ChatError>) -> Void, storeNew: @escaping () -> Void
-    ) {
-        guard let clientId else { return storeNew() }
+        answer: @escaping (Result<[UInt8], ChatError>) -> Void, storeNew: @escaping () -> Void,
+        afterReading: @escaping () -> Void = {}
+    ) -> Bool {
+        guard let clientId else {
+            storeNew()
+            return false
+        }
         if let (group, message) = state.message(sentBy: uid, clientId: clientId) {
-            return answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
+            answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
+            return false
         }
         if let pending = pendingByClient[ClientMessageKey(user: uid, clientId: clientId)] {
-            guard pending.group == gid else { return answer(.failure(.clientIdConflict)) }
-            return committed(pending.ticket) { succeeded in
+            guard pending.group == gid else {
+                answer(.failure(.clientIdConflict))
+                return false
+            }
+            committed(pending.ticket) { succeeded in
                 answer(succeeded ? .success(Self.json(pending.message, group: pending.group)) : .failure(.storeFailed))
             }
+            return false
         }
         let key = IdempotencyKey(owner: uid, key: clientId)
-        guard checkDisk, store.mayHaveStored(key) else { return storeNew() }
+        guard checkDisk, store.mayHaveStored(key) else {
+            storeNew()
+            return false
+        }
         readStored(.sentBy(key)) { [self] found, _, group in
+            defer { afterReading() }
             guard afterRead() else { return }
             guard let found else { return answer(.failure(.storeFailed)) }
             guard let message = found.first, let group else {
-                return storeOnce(uid, gid, clientId, checkDisk: false, answer: answer, storeNew: storeNew)
+                storeOnce(uid, gid, clientId, checkDisk: false, answer: answer, storeNew: storeNew)
+                return
             }
             answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
         }
+        return true
     }
 
     /// The `message` event of a stored message (`messageJSON`, from `json(_:group:)`).

@@ -16,6 +16,10 @@ final class ChatSession<Client: AnyObject> {
     var rate: RateLimiter
     /// Frames that were binary or not a JSON object, counted towards a close.
     var badFrames = 0
+    /// While a `send` of this connection reads the disk (is its `clientId` stored?), the sends
+    /// it received after that one, to be stored in order once the read is done; nil when no
+    /// send reads.
+    var sendsBehindRead: [() -> Void]?
     /// False once the connection is gone: late completions (a hash, a flush) then do nothing.
     var isOpen = true
 

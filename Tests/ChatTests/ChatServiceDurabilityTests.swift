@@ -133,6 +133,36 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
     #expect(h.service.state.messages[gid]?.total == 12)
 }
 
+@Test func sendsBehindOneWhoseClientIdIsLookedUpOnDiskAreStoredAfterItInTheirOrder() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    let bob = h.user("bob")
+    let gid = h.group("Team", owner: ada.client, members: [bob.client])
+    let first = h.call(ada.client, ["op": "send", "group": .string(gid), "text": "old", "clientId": "c-old"])
+    send(h, ada.client, gid, 0..<10)
+    h.checkpoint()
+    #expect(h.service.state.sentByClient[ClientMessageKey(user: ada.id, clientId: "c-old")] == nil)
+    // In one read of the socket: a resend looked up on disk, then two new messages.
+    h.service.received(ada.client, text: Array(#"{"op":"send","id":"r1","group":"\#(gid)","text":"old","clientId":"c-old"}"#.utf8))
+    h.service.received(ada.client, text: Array(#"{"op":"send","id":"r2","group":"\#(gid)","text":"next","clientId":"c-next"}"#.utf8))
+    h.service.received(ada.client, text: Array(#"{"op":"send","id":"r3","group":"\#(gid)","text":"last"}"#.utf8))
+    #expect(!h.service.hasPendingWrites, "a send stored ahead of one read before it")
+    h.settle()
+    let replies = h.transport.take(ada.client).filter { $0["id"] != nil }
+    #expect(replies.map { $0["id"] } == ["r1", "r2", "r3"])
+    #expect(replies.first?["message"] == first["message"])
+    #expect(Array(fullHistory(h, ada.client, gid, limit: 50).suffix(3)) == ["n9", "next", "last"])
+    // A held send is checked again in its turn, as the read is: a leave that ran meanwhile
+    // refuses both.
+    h.service.received(ada.client, text: Array(#"{"op":"send","id":"r4","group":"\#(gid)","text":"old","clientId":"c-old"}"#.utf8))
+    h.service.received(ada.client, text: Array(#"{"op":"send","id":"r5","group":"\#(gid)","text":"held"}"#.utf8))
+    h.service.received(ada.client, text: Array(#"{"op":"leave","id":"l","group":"\#(gid)"}"#.utf8))
+    h.settle()
+    let answers = h.transport.take(ada.client).filter { $0["id"] != nil }
+    #expect(answers.filter { $0["id"] == "r4" || $0["id"] == "r5" }.map(\.code) == ["forbidden", "forbidden"])
+    #expect(!fullHistory(h, bob.client, gid, limit: 50).contains("held"))
+}
+
 @Test func aMessageThatStaysInMemoryAfterACheckpointIsStillFoundByItsClientId() throws {
     let h = try Harness()
     let ada = h.user("ada")
