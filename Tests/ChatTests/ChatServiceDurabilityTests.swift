@@ -102,8 +102,10 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
     #expect(reloaded?["receivedBy"]?[ada.id] != nil)
 }
 
-@Test func aResendOfAMessageOnlyOnDiskAnswersItAfterTheWindowMovedAndAfterARestart() throws {
-    let h = try Harness()
+/// Ada and Bob in group "Team", where Ada sent "old" (`clientId` "c-old") and ten messages
+/// after it; a checkpoint then moved "old" out of memory with its window, so only the segments
+/// and the store's index know it. Returns the first send's reply.
+private func messageOnlyOnDisk(_ h: Harness) throws -> (ada: Harness.User, bob: Harness.User, gid: String, first: JSONValue) {
     let ada = h.user("ada")
     let bob = h.user("bob")
     let gid = h.group("Team", owner: ada.client, members: [bob.client])
@@ -111,9 +113,14 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
     let id = try #require(first["message"]?["id"]?.stringValue)
     send(h, ada.client, gid, 0..<10)
     h.checkpoint()
-    // The message left memory with its window: only the segments and the store's index know it.
     #expect(h.service.state.messages[gid]?.index(of: id) == nil)
     #expect(h.service.state.sentByClient[ClientMessageKey(user: ada.id, clientId: "c-old")] == nil)
+    return (ada, bob, gid, first)
+}
+
+@Test func aResendOfAMessageOnlyOnDiskAnswersItAfterTheWindowMovedAndAfterARestart() throws {
+    let h = try Harness()
+    let (ada, bob, gid, first) = try messageOnlyOnDisk(h)
     _ = h.events(bob.client)
     let journal = h.store.journalBytes
     let resend: JSONValue = ["op": "send", "group": .string(gid), "text": "old", "clientId": "c-old"]
@@ -135,13 +142,7 @@ private func fullHistory(_ h: Harness, _ client: FakeClient, _ gid: String, limi
 
 @Test func sendsBehindOneWhoseClientIdIsLookedUpOnDiskAreStoredAfterItInTheirOrder() throws {
     let h = try Harness()
-    let ada = h.user("ada")
-    let bob = h.user("bob")
-    let gid = h.group("Team", owner: ada.client, members: [bob.client])
-    let first = h.call(ada.client, ["op": "send", "group": .string(gid), "text": "old", "clientId": "c-old"])
-    send(h, ada.client, gid, 0..<10)
-    h.checkpoint()
-    #expect(h.service.state.sentByClient[ClientMessageKey(user: ada.id, clientId: "c-old")] == nil)
+    let (ada, bob, gid, first) = try messageOnlyOnDisk(h)
     // In one read of the socket: a resend looked up on disk, then two new messages.
     h.service.received(ada.client, text: Array(#"{"op":"send","id":"r1","group":"\#(gid)","text":"old","clientId":"c-old"}"#.utf8))
     h.service.received(ada.client, text: Array(#"{"op":"send","id":"r2","group":"\#(gid)","text":"next","clientId":"c-next"}"#.utf8))

@@ -186,8 +186,11 @@ final class Harness {
         transport.take(client).filter { $0["id"] == nil }
     }
 
+    /// A signed-up user: its connection, id and token.
+    typealias User = (client: FakeClient, id: String, token: String)
+
     /// Signs up a user on a new connection; returns the connection, user id and token.
-    func user(_ name: String) -> (client: FakeClient, id: String, token: String) {
+    func user(_ name: String) -> User {
         let client = connect(name)
         let reply = call(client, ["op": "signup", "email": .string("\(name)@example.com"), "password": .string("password-\(name)"),
                                   "name": .string(name)])
