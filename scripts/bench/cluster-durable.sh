@@ -34,7 +34,7 @@ trap stop_redis EXIT
 for senders in "$@"; do
     for run in $(seq "$RUNS"); do
         redis_dir="$(mktemp -d "$DATA_ROOT/bench-cluster-redis.XXXXXX")"
-        port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+        port="$(free_port)"
         taskset -c "${REDIS_CPU:-$SERVER_CPU}" redis-server --port "$port" --bind 127.0.0.1 --dir "$redis_dir" --appendonly yes \
             --appendfsync always --save '' > "$OUT_DIR/redis.log" 2>&1 &
         redis_pid=$!

@@ -61,6 +61,10 @@ bench_preflight() {
 # The 1-minute load average, logged with each run.
 load_average() { cut -d' ' -f1 /proc/loadavg; }
 
+# A loopback port nothing listens on now (bound with port 0, then released): a random one can
+# be a load client's ephemeral port, and the server then fails to start.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
 # The machine's CPU use at normal priority over the next second, in % of one core (200 = both
 # cores busy), steal included. Taken before a run, while the server under test idles, it is what
 # others take from the run; niced work (a fuzzer at nice 19) yields to the run and is left out.
