@@ -46,10 +46,11 @@ count_run() {
         sleep 0.1
     done
     [ -n "$port" ] || { echo "instructions: the server did not start within 60 s" >&2; kill "$pid"; exit 1; }
-    # A server under callgrind runs tens of times slower: the last acks may take seconds to
-    # come (--drain waits up to 60 s for them, and no longer than they take).
-    timeout $((seconds + 240)) taskset -c "$LOAD_CPU" "$WSLOAD" durable --url "ws://127.0.0.1:$port/ws" --conns "$SENDERS" \
-        --window 1 --duration "$seconds" --warmup 1 --drain 60 -q > "$dir/wsload.json" \
+    # A server under callgrind runs tens of times slower: the set-up's signup (a password hash)
+    # may take minutes on a busy machine, the last acks seconds (--connect-timeout and --drain
+    # wait up to 300 and 60 s, and no longer than they take).
+    timeout $((seconds + 1000)) taskset -c "$LOAD_CPU" "$WSLOAD" durable --url "ws://127.0.0.1:$port/ws" --conns "$SENDERS" \
+        --window 1 --duration "$seconds" --warmup 1 --connect-timeout 300 --drain 60 -q > "$dir/wsload.json" \
         || { echo "instructions: the load run failed: $(cat "$dir/wsload.json")" >&2; kill "$pid"; exit 1; }
     kill "$pid"
     wait "$pid" 2> /dev/null || true
