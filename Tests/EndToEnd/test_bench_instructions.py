@@ -22,7 +22,7 @@ def test_instructions_per_ack_come_from_the_difference_of_two_runs(tmp_path):
     assert built.returncode == 0, built.stderr
     # One core is enough (a CI machine may have no second); a few senders keep valgrind brief.
     env = {**os.environ, "WSLOAD": wsload, "SERVER_CPU": "0", "LOAD_CPU": "0", "SENDERS": "4", "SHORT": "1",
-           "LONG": "4", "TOP": "8", "OUT_DIR": str(tmp_path / "out")}
+           "LONG": "6", "TOP": "8", "OUT_DIR": str(tmp_path / "out")}
     result = subprocess.run(["bash", SCRIPT, binary_path()], env=env, capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     lines = result.stdout.splitlines()
