@@ -101,17 +101,12 @@ extension ChatService {
     ) {
         // Without a `clientId` there is nothing to look up: no closures for `storeOnce`.
         guard content.clientId != nil else { return storeMessage(content, from: uid, in: gid, session, request) }
-        let reads = storeOnce(uid, gid, content.clientId, afterRead: { [self] in stillMember(session, request, gid, uid) != nil }, answer: { [self] result in
+        storeOnce(uid, gid, content.clientId, holding: session, afterRead: { [self] in stillMember(session, request, gid, uid) != nil }, answer: { [self] result in
             switch result {
             case .success(let message): reply(session, request) { $0.raw("message", message) }
             case .failure(let error): fail(session, request.id, error)
             }
-        }, storeNew: { [self] in
-            storeMessage(content, from: uid, in: gid, session, request)
-        }, afterReading: { [self] in
-            releaseSends(of: session)
-        })
-        if reads { session.sendsBehindRead = [] }
+        }, storeNew: { [self] in storeMessage(content, from: uid, in: gid, session, request) })
     }
 
     /// Runs the sends that waited behind a read, in order, until one of them reads in its turn.
@@ -212,48 +207,34 @@ extension ChatService {
     /// event goes out: the first `send` did both. When the store's index may hold the
     /// `clientId`, the read confirms it before anything is stored, and memory is asked again
     /// afterwards, since a resend may have been stored meanwhile. Once that read is done,
-    /// `afterRead` says whether the request still stands (it answers it when not), and
-    /// `afterReading` runs when all that is. Returns whether it reads.
-    @discardableResult
+    /// `afterRead` says whether the request still stands (it answers it when not). While it
+    /// reads, the later sends of connection `holding` wait for it (`sendsBehindRead`).
     func storeOnce(
-        _ uid: String, _ gid: String, _ clientId: String?, checkDisk: Bool = true, afterRead: @escaping () -> Bool = { true },
-        answer: @escaping (Result<[UInt8], ChatError>) -> Void, storeNew: @escaping () -> Void,
-        afterReading: @escaping () -> Void = {}
-    ) -> Bool {
-        guard let clientId else {
-            storeNew()
-            return false
-        }
+        _ uid: String, _ gid: String, _ clientId: String?, checkDisk: Bool = true, holding session: ChatSession<Client>? = nil,
+        afterRead: @escaping () -> Bool = { true }, answer: @escaping (Result<[UInt8], ChatError>) -> Void, storeNew: @escaping () -> Void
+    ) {
+        guard let clientId else { return storeNew() }
         if let (group, message) = state.message(sentBy: uid, clientId: clientId) {
-            answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
-            return false
+            return answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
         }
         if let pending = pendingByClient[ClientMessageKey(user: uid, clientId: clientId)] {
-            guard pending.group == gid else {
-                answer(.failure(.clientIdConflict))
-                return false
-            }
-            committed(pending.ticket) { succeeded in
+            guard pending.group == gid else { return answer(.failure(.clientIdConflict)) }
+            return committed(pending.ticket) { succeeded in
                 answer(succeeded ? .success(Self.json(pending.message, group: pending.group)) : .failure(.storeFailed))
             }
-            return false
         }
         let key = IdempotencyKey(owner: uid, key: clientId)
-        guard checkDisk, store.mayHaveStored(key) else {
-            storeNew()
-            return false
-        }
+        guard checkDisk, store.mayHaveStored(key) else { return storeNew() }
+        session?.sendsBehindRead = []
         readStored(.sentBy(key)) { [self] found, _, group in
-            defer { afterReading() }
+            defer { if let session { releaseSends(of: session) } }
             guard afterRead() else { return }
             guard let found else { return answer(.failure(.storeFailed)) }
             guard let message = found.first, let group else {
-                storeOnce(uid, gid, clientId, checkDisk: false, answer: answer, storeNew: storeNew)
-                return
+                return storeOnce(uid, gid, clientId, checkDisk: false, answer: answer, storeNew: storeNew)
             }
             answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
         }
-        return true
     }
 
     /// The `message` event of a stored message (`messageJSON`, from `json(_:group:)`).

@@ -143,6 +143,8 @@ private func messageOnlyOnDisk(_ h: Harness) throws -> (ada: Harness.User, bob: 
 @Test func sendsBehindOneWhoseClientIdIsLookedUpOnDiskAreStoredAfterItInTheirOrder() throws {
     let h = try Harness()
     let (ada, bob, gid, first) = try messageOnlyOnDisk(h)
+    #expect(h.call(bob.client, ["op": "subscribe", "group": .string(gid), "limit": 1]).isOK)
+    _ = h.events(bob.client)
     // In one read of the socket: a resend looked up on disk, then two new messages.
     h.service.received(ada.client, text: Array(#"{"op":"send","id":"r1","group":"\#(gid)","text":"old","clientId":"c-old"}"#.utf8))
     h.service.received(ada.client, text: Array(#"{"op":"send","id":"r2","group":"\#(gid)","text":"next","clientId":"c-next"}"#.utf8))
@@ -153,6 +155,7 @@ private func messageOnlyOnDisk(_ h: Harness) throws -> (ada: Harness.User, bob: 
     #expect(replies.map { $0["id"] } == ["r1", "r2", "r3"])
     #expect(replies.first?["message"] == first["message"])
     #expect(Array(fullHistory(h, ada.client, gid, limit: 50).suffix(3)) == ["n9", "next", "last"])
+    #expect(h.events(bob.client).filter { $0["op"] == "message" }.map { $0["message"]?["text"] } == ["next", "last"])
     // A held send is checked again in its turn, as the read is: a leave that ran meanwhile
     // refuses both.
     h.service.received(ada.client, text: Array(#"{"op":"send","id":"r4","group":"\#(gid)","text":"old","clientId":"c-old"}"#.utf8))
