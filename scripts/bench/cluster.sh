@@ -11,9 +11,8 @@
 # (BIN, RUNS, DURATION, WARMUP, RATE_UNIT, ...); results under OUT_DIR [/tmp/bench-cluster-TIME].
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(dirname "$(dirname "$here")")"
-BIN="${BIN:-$root/.build/release/switchboard}"
-SERVER_CPU="${SERVER_CPU:-1}"
+# shellcheck source=scripts/bench/lib.sh
+. "$here/lib.sh"
 OUT_DIR="${OUT_DIR:-/tmp/bench-cluster-$(date +%Y%m%d-%H%M%S)}"
 [ $# -ge 1 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 [ -x "$BIN" ] || { echo "cluster: no server binary at $BIN (swift build -c release --product switchboard)" >&2; exit 2; }
@@ -29,17 +28,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-redis_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+redis_port="$(free_port)"
 taskset -c "$SERVER_CPU" redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
     > "$OUT_DIR/redis.log" 2>&1 &
 pids+=($!)
 until redis-cli -p "$redis_port" ping > /dev/null 2>&1; do sleep 0.05; done
 
-# Two nodes with the abuse limits a load generator trips by design lifted (as lib.sh's).
+# Two nodes with the abuse limits a load generator trips by design lifted (BENCH_LIMITS).
 ports=()
 for node in a b; do
-    SWITCHBOARD_ROOM_MESSAGES_PER_SECOND=1000000 SWITCHBOARD_ROOM_BYTES_PER_SECOND=1000000000 \
-        SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS=0 SWITCHBOARD_NODE_ID="bench-$node" \
+    env "${BENCH_LIMITS[@]}" SWITCHBOARD_NODE_ID="bench-$node" \
         taskset -c "$SERVER_CPU" "$BIN" serve --host 127.0.0.1 --port 0 --data "$work/$node" \
         --redis "redis://127.0.0.1:$redis_port" --log-level error > "$OUT_DIR/node-$node.log" 2>&1 &
     pids+=($!)
