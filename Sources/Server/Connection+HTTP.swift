@@ -20,6 +20,10 @@ extension Connection {
                 case .read(let maxBytes, let deadline):
                     if let deadline { lifecycle.extendDeadline(to: deadline) }
                     return maxBytes
+                case .hold(let maxBytes, let deadline):
+                    if let deadline { lifecycle.extendDeadline(to: deadline) }
+                    bodyOnHold = true
+                    return maxBytes
                 case .refuse(let response):
                     refusal = response
                     return nil
@@ -37,6 +41,8 @@ extension Connection {
                 send(.error(error.status, code: Connection.errorCode(error), message: "\(error)"), keepAlive: false)
                 return
             case .request(let head, let body, let consumed):
+                // A held body that came whole with its head needs no release.
+                bodyOnHold = false
                 offset += consumed
                 messagesRead += 1
                 owner.respond(to: head, body: body, on: self)
@@ -84,6 +90,15 @@ extension Connection {
         guard httpParser?.isReadingBody == true, !isAwaitingResponse, lifecycle.acceptsOutput else { return }
         metrics.httpErrors += 1
         send(response, keepAlive: false)
+        // What the peer sends from here on is read and dropped until its end of stream.
+        releaseBody()
+    }
+
+    /// Reads the body the owner held (`BodyAdmission.hold`) from here on.
+    func releaseBody() {
+        guard bodyOnHold else { return }
+        bodyOnHold = false
+        loop.readLater(fd)
     }
 
     /// The answer to the current request comes later (`send(_:keepAlive:)` when it is ready).

@@ -53,6 +53,9 @@ final class Connection: EventHandler, Flushable {
     /// and cost nothing (a flood of them took 40% of the loop's core, answered or not); the
     /// idle timeout of a stalled socket closes it all the same.
     private var readingPaused = false
+    /// Whether the body of the request being read waits for the owner's word
+    /// (`BodyAdmission.hold`): until then the socket is not read.
+    var bodyOnHold = false
     /// Bytes that may still be read after the connection was failed for the peer's fault
     /// (`fail`, or a protocol error), for the peer's close reply; nil until then. Once spent
     /// the socket is not read again (RFC 6455 §7.1.7: a failed connection's data is not
@@ -110,7 +113,8 @@ final class Connection: EventHandler, Flushable {
     /// Reads until the socket has nothing more, or until this event's budget (bytes and
     /// messages, `ConnectionLimits`) is spent: then the loop comes back after the other
     /// sockets and the timers (`EventLoop.readLater`), so one busy peer cannot starve them.
-    /// A peer that pings without reading is not read at all until it reads (`readingPaused`).
+    /// A peer that pings without reading is not read at all until it reads (`readingPaused`),
+    /// nor a request's body that waits for the owner's word (`bodyOnHold`).
     func readable(hangup: Bool) {
         let buffer = loop.readBuffer
         var budget = limits.readBudgetBytes
@@ -131,6 +135,7 @@ final class Connection: EventHandler, Flushable {
                 if hangup { perform(lifecycle.ended()) }
                 return
             }
+            if bodyOnHold { return }
             guard budget > 0, messagesRead < limits.readBudgetMessages else {
                 loop.readLater(fd)
                 return

@@ -42,6 +42,10 @@ enum BodyAdmission {
     /// take until then instead of the handshake timeout, and a body still arriving at that
     /// moment gets `408`.
     case read(maxBytes: Int, deadline: UInt64?)
+    /// As `read`, once the owner says so: until `Connection.releaseBody` (or
+    /// `Connection.refuseBody`) the socket is not read, so no more of the body is taken in than
+    /// arrived with the head.
+    case hold(maxBytes: Int, deadline: UInt64?)
     /// Read none of it: answer with this response and close.
     case refuse(HTTPResponse)
 }

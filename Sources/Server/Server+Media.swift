@@ -13,9 +13,11 @@ extension Server {
     /// size, the user's upload rate and quota. Other requests get the API's body limit.
     ///
     /// The accounts and quotas live on the chat loop. On another loop the size is checked here
-    /// and the rest there while the body arrives: a refusal that comes back before the body is
-    /// complete is answered at once and the connection closed (`Connection.refuseBody`); a
-    /// complete body goes to the chat loop with the request, which checks again (`upload`).
+    /// and the rest there, while the connection reads no further than what came with the head
+    /// (`BodyAdmission.hold`): admitted, it reads the body (`Connection.releaseBody`), and the
+    /// complete body goes to the chat loop with the request; refused, it is answered and closed
+    /// (`Connection.refuseBody`). A body that came whole with its head goes to the chat loop
+    /// behind the check and is checked again there (`upload`).
     func admitBody(of head: HTTPRequestHead, on connection: Connection) -> BodyAdmission {
         guard head.method == "POST", Route(path: head.path) == .mediaUpload else {
             return .read(maxBytes: limits.maxBodyBytes, deadline: nil)
@@ -24,18 +26,21 @@ extension Server {
             return .refuse(.error(.contentTooLarge, code: "too_large",
                                   message: "an upload may be at most \(configuration.maxUploadBytes) bytes"))
         }
-        let reading = BodyAdmission.read(
-            maxBytes: configuration.maxUploadBytes, deadline: now + Server.nanoseconds(configuration.uploadTimeout))
-        guard index != 0 else { return uploadRefusal(head, length: length).map(BodyAdmission.refuse) ?? reading }
+        let deadline = now + Server.nanoseconds(configuration.uploadTimeout)
+        guard index != 0 else {
+            return uploadRefusal(head, length: length).map(BodyAdmission.refuse)
+                ?? .read(maxBytes: configuration.maxUploadBytes, deadline: deadline)
+        }
         let handle = ConnectionHandle(connection, home: index)
         onChatLoop { chatLoop in
             guard let refusal = chatLoop.uploadRefusal(head, length: length) else {
                 chatLoop.admittedUploads[ObjectIdentifier(handle.connection)] = handle
+                chatLoop.onHome(handle) { $0.releaseBody() }
                 return
             }
             chatLoop.onHome(handle) { $0.refuseBody(refusal) }
         }
-        return reading
+        return .hold(maxBytes: configuration.maxUploadBytes, deadline: deadline)
     }
 
     /// On the chat loop: the answer that refuses an upload of `length` bytes announced by

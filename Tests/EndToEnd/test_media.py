@@ -134,6 +134,25 @@ def test_uploads_need_a_valid_session_token(start_server):
     assert upload(server, token, png())[0] == 401, "a revoked token still uploads"
 
 
+def test_uploads_on_every_loop_are_checked_before_their_body_is_read(start_server):
+    """With four event loops, connections land on each in turn. On a loop other than the chat
+    loop an upload's head is checked there while its own loop holds the body unread: admitted,
+    it goes through; refused, the client is answered whatever body it pushes."""
+    server = start_server(env={"SWITCHBOARD_THREADS": "4"})
+    _, token, _ = signup(server, "alice")
+    # Larger than one read (256 KiB), so the body cannot all come in with the head.
+    body = image_of_size(1_000_000)
+    for _ in range(8):
+        status, reply = upload(server, token, body)
+        assert status == 201, reply
+    for _ in range(8):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as sock:
+            sock.sendall(raw_upload_head("not-a-token", len(body)) + body)
+            sock.shutdown(socket.SHUT_WR)
+            status, head, reply = read_response(sock)
+        assert status == 401 and "Connection: close" in head and json.loads(reply)["error"] == "unauthorized"
+
+
 def test_the_quota_is_per_user_and_counts_deletes(start_server):
     server = start_server(env={"SWITCHBOARD_MEDIA_QUOTA_BYTES": "5000"})
     _, alice, _ = signup(server, "alice")

@@ -24,6 +24,8 @@ private final class TestOwner: ConnectionOwner {
     var bodies: [[UInt8]] = []
     var waiting: Connection?
     var closedConnections = 0
+    /// Bodies wait for `Connection.releaseBody` (as an upload waits for the chat loop's check).
+    var holdsBodies = false
 
     init() throws {
         loop = try EventLoop()
@@ -51,6 +53,10 @@ private final class TestOwner: ConnectionOwner {
         case .refuse:
             connection.send(.json(.ok, body: #"{"status":"ok"}"#), keepAlive: head.keepAlive)
         }
+    }
+
+    func admitBody(of head: HTTPRequestHead, on connection: Connection) -> BodyAdmission {
+        holdsBodies ? .hold(maxBytes: limits.maxBodyBytes, deadline: nil) : .read(maxBytes: limits.maxBodyBytes, deadline: nil)
     }
 
     func closed(_ connection: Connection) { closedConnections += 1 }
@@ -213,6 +219,46 @@ private func clientFrame(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
     let response = String(decoding: pair.receive() ?? [], as: UTF8.self)
     #expect(response.hasPrefix("HTTP/1.1 413"))
     #expect(response.contains("Connection: close"))
+}
+
+@Test func aHeldBodyIsNotReadUntilTheOwnerReleasesIt() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.owner.holdsBodies = true
+    pair.send(Array("POST /api HTTP/1.1\r\nHost: test\r\nContent-Length: 8\r\n\r\nabcd".utf8))
+    let before = pair.owner.metrics.bytesIn
+    pair.send(Array("efgh".utf8))
+    #expect(pair.owner.metrics.bytesIn == before, "the rest of the body stays in the socket")
+    #expect(unread(pair.connection.fd))
+    #expect(pair.owner.requests.isEmpty)
+    pair.connection.releaseBody()
+    pair.connection.readable(hangup: false)
+    #expect(pair.owner.bodies == [Array("abcdefgh".utf8)])
+    #expect(String(decoding: pair.receive() ?? [], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+    // The next request's body is held again; one that comes whole with its head needs no release.
+    pair.send(Array("POST /api HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\nok".utf8))
+    #expect(pair.owner.bodies.last == Array("ok".utf8))
+    pair.send(Array("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n".utf8))
+    #expect(pair.owner.requests.map(\.path) == ["/api", "/api", "/healthz"])
+}
+
+@Test func aHeldBodyRefusedIsAnsweredAndTheRestDroppedUntilTheHangUp() throws {
+    let pair = try Pair()
+    defer { pair.close() }
+    pair.owner.holdsBodies = true
+    pair.send(Array("POST /api HTTP/1.1\r\nHost: test\r\nContent-Length: 60000\r\n\r\n".utf8))
+    pair.send(Array(repeating: 0x61, count: 1000))
+    #expect(unread(pair.connection.fd))
+    pair.connection.refuseBody(.error(.unauthorized, code: "unauthorized", message: "sign in"))
+    let response = String(decoding: pair.receive() ?? [], as: UTF8.self)
+    #expect(response.hasPrefix("HTTP/1.1 401"))
+    #expect(response.contains("Connection: close"))
+    pair.connection.readable(hangup: false)
+    #expect(!unread(pair.connection.fd), "what the peer sent is read and dropped")
+    #expect(pair.owner.requests.isEmpty)
+    shutdown(pair.peer, Int32(SHUT_WR))
+    pair.connection.readable(hangup: true)
+    #expect(pair.connection.lifecycle.isClosed)
 }
 
 @Test func requestsBehindADeferredAnswerWaitForIt() throws {
