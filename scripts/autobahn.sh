@@ -8,7 +8,7 @@
 #   CASES_JSON       cases to run (default '["*"]'), e.g. '["1.*","2.*","5.*"]'
 #   EXCLUDE_JSON     cases to skip (default '[]'), e.g. '["9.*","12.*","13.*"]'
 #   TIMEOUT_S        limit for the suite itself (default 1800; 1-7 and 10 take seconds,
-#                    9.* ~20 s, 12.* and 13.* ~4 min)
+#                    9.* ~20 s, 12.* and 13.* 4 to 13 min, mostly the harness)
 # Environment: AUTOBAHN_OUT (report folder, default a fresh temp folder),
 #              SWITCHBOARD_ARGS (extra server flags, split on spaces),
 #              AUTOBAHN_TLS=1 (the cases run over wss://, against a self-signed certificate).
