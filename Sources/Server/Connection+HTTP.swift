@@ -74,12 +74,14 @@ extension Connection {
         }
     }
 
-    /// Answers a request whose body is still arriving at its deadline with `408` and closes:
-    /// the client learns why, where a head that trickles is just dropped. Called at the tick.
+    /// Answers a request whose body is still arriving (or still held) at its deadline with `408`
+    /// and closes: the client learns why, where a head that trickles is just dropped. Called at
+    /// the tick.
     func answerTimedOutBody(now: UInt64) -> Bool {
         guard lifecycle.isPast(deadline: now), httpParser?.isReadingBody == true, !isAwaitingResponse else { return false }
         metrics.httpErrors += 1
         send(.error(.requestTimeout, code: "timeout", message: "the request body did not arrive in time"), keepAlive: false)
+        releaseBody()
         return true
     }
 
