@@ -111,6 +111,13 @@ function tokenExpiry(token) {
 const longestDelay = 2 ** 31 - 1;
 
 /**
+ * While the server still takes a token this device's clock says has expired, it is asked again
+ * after this wait, doubled each time up to `expiryRecheckLongest` (ms).
+ */
+const expiryRecheckFirst = 1000;
+const expiryRecheckLongest = 60_000;
+
+/**
  * One connection to `/ws`, kept open until {@link Switchboard#close}.
  *
  * States (the `state` event and the `state` property): `connecting` (opening or signing in),
@@ -522,17 +529,37 @@ export class Switchboard {
 
   /**
    * Signs out when the token reaches its expiry, as the server does with its connection then:
-   * a page left open learns it at that moment, not at its next request.
+   * a page left open learns it at that moment, not at its next request. `recheck` is the wait
+   * before asking the server again (`#expiryDue`), 0 to wait for the expiry by this clock.
    */
-  #watchExpiry() {
+  #watchExpiry(recheck = 0) {
     clearTimeout(this.#expiryTimer);
     const expiry = this.token ? tokenExpiry(this.token) : null;
     if (expiry === null) return;
-    const delay = Math.min(Math.max(expiry * 1000 - Date.now(), 0), longestDelay);
-    this.#expiryTimer = setTimeout(() => {
-      if (Date.now() < expiry * 1000) this.#watchExpiry();
-      else if (this.user) this.#signedOut("expired");
-    }, delay);
+    const delay = recheck || Math.min(Math.max(expiry * 1000 - Date.now(), 0), longestDelay);
+    this.#expiryTimer = setTimeout(() => this.#expiryDue(expiry, recheck), delay);
+  }
+
+  /**
+   * This device's clock says the token has expired; the server's clock decides. A signed-in
+   * request that changes nothing (`profile` without arguments) is refused once the server has
+   * signed the connection out, and the refusal signs out here (`#received`). While it is still
+   * answered (this clock runs ahead of the server's, or the server has not yet acted on the
+   * expiry, which it does within 50 ms), the question is asked again after a wait that doubles
+   * up to a minute. Offline, the reconnect's `auth` answers it.
+   */
+  async #expiryDue(expiry, recheck) {
+    if (Date.now() < expiry * 1000) return this.#watchExpiry();
+    if (!this.user) return;
+    const token = this.token;
+    try {
+      await this.#call("profile");
+    } catch {
+      // Refused (signed out by #received) or not answered (offline, timed out): decided below.
+    }
+    if (this.user && this.token === token) {
+      this.#watchExpiry(Math.min(Math.max(recheck * 2, expiryRecheckFirst), expiryRecheckLongest));
+    }
   }
 
   #signedOut(reason) {

@@ -116,6 +116,41 @@ def test_the_app_and_the_client_library_sign_out_when_the_token_expires(start_se
     assert ada.script("return localStorage.getItem('switchboard.token')") is None
 
 
+def test_a_device_clock_ahead_of_the_server_does_not_sign_the_library_out_early(start_server, pages):
+    lifetime = 15
+    server = start_server(env={"SWITCHBOARD_TOKEN_LIFETIME": str(lifetime)})
+    page = pages(server)
+    page.browser.get(server.http + "/favicon.svg")
+    _, token, _ = signup(server, "Ada")
+    # This page's clock runs a day ahead: by it, the token expired long ago. The requests the
+    # library sends are recorded.
+    page.script("""
+        const realNow = Date.now.bind(Date);
+        Date.now = () => realNow() + 86400000;
+        window.sentOps = [];
+        const send = WebSocket.prototype.send;
+        WebSocket.prototype.send = function (data) { window.sentOps.push(JSON.parse(data).op); return send.call(this, data); };
+        window.signedOut = null;
+        import("/switchboard.js").then(({ connect }) => {
+            window.sb = connect({ storage: null, token: arguments[0] });
+            sb.on("signedout", (reason) => { window.signedOut = reason; });
+        });""", token)
+    page.wait(lambda _: page.script("return window.signedOut !== null || window.sentOps.includes('profile')"),
+              message="the library neither signed out nor asked the server about its token")
+    assert page.script("return window.signedOut") is None, "signed out by the device's clock alone"
+    # The server answers in order: once a later request is answered, so is the question.
+    groups = page.browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        sb.request("groups").then((reply) => done(reply.groups), (error) => done(error.code));""")
+    assert groups == []
+    assert page.script("return [window.signedOut, sb.user && sb.user.name]") == [None, "Ada"]
+    # At the server's expiry the library signs out on its own, having asked again.
+    page.wait(lambda _: page.script("return window.signedOut"), timeout=lifetime + PATIENCE,
+              message="the library stayed signed in past its token's expiry")
+    assert page.script("return window.signedOut") == "expired"
+    assert page.script("return window.sentOps.filter((op) => op === 'profile').length") >= 2
+
+
 def test_scrolling_up_pages_through_all_of_a_long_history(start_server, pages):
     server = start_server(env=FAST)
     client, token, _ = signup(server, "Ada")
