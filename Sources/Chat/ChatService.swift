@@ -62,7 +62,10 @@ public final class ChatService<Transport: ChatTransport> {
     public var onPresenceChange: ((PresenceChange) -> Void)?
     /// Told of every group message stored while members other than the sender had no open
     /// connection (the offline-delivery webhook); without it that list is never computed.
-    public var onOfflineDelivery: ((OfflineDelivery) -> Void)?
+    public var onOfflineDelivery: ((OfflineDelivery) -> Void)? {
+        get { offlineDeliveryHandler }
+        set { offlineDeliveryHandler = newValue }
+    }
     /// Failed logins by account and by address (password guessing).
     var loginThrottle = LoginThrottle()
     /// Signups by client address (`signupsPerHour`).
@@ -92,10 +95,23 @@ public final class ChatService<Transport: ChatTransport> {
     var pendingByClient: [ClientMessageKey: (ticket: UInt64, group: String, message: ChatMessage)] = [:]
     /// False while the cluster's journal cannot take changes (cluster mode, Redis unreachable or
     /// not caught up with): every operation that would change something answers `unavailable`.
-    public var acceptsChanges = true
+    public var acceptsChanges: Bool {
+        get { changesAccepted }
+        set { changesAccepted = newValue }
+    }
     /// Cluster mode: changes that could not be passed on to the cluster are taken back out of
     /// the local store (a message that failed is deleted there again).
-    public var isReplicated = false
+    public var isReplicated: Bool {
+        get { replicated }
+        set { replicated = newValue }
+    }
+    // The three settings above are stored internally: every access to a public stored
+    // property pays a run-time exclusivity check (the compiler cannot see the other modules'
+    // accesses), and these are read on every `send` (docs/architecture.md, "Exclusivity
+    // checks on the message path").
+    private var offlineDeliveryHandler: ((OfflineDelivery) -> Void)?
+    private var changesAccepted = true
+    private var replicated = false
 
     public init(
         state: ChatState, store: Store, transport: Transport, secret: [UInt8],

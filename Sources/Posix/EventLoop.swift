@@ -28,7 +28,13 @@ public final class EventLoop: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
 
     /// The loop's cached monotonic time in nanoseconds, refreshed once per iteration.
-    public private(set) var now: UInt64 = SystemClock.monotonicNanoseconds()
+    ///
+    /// Computed from an internal stored property: every access to a public stored property
+    /// pays a run-time exclusivity check (the compiler cannot see the other modules' accesses),
+    /// and this one is read several times per message (docs/architecture.md, "Exclusivity
+    /// checks on the message path").
+    public var now: UInt64 { time }
+    private var time: UInt64 = SystemClock.monotonicNanoseconds()
 
     /// One shared read buffer: a read callback reads into it and must consume or copy the
     /// bytes before returning, so 10,000 idle connections cost no read buffers at all.
@@ -136,7 +142,7 @@ public final class EventLoop: @unchecked Sendable {
         defer { events.deallocate() }
         while !stopRequested.load(ordering: .acquiring) {
             let count = try Epoll.wait(epoll, events: events, capacity: capacity, timeoutMilliseconds: waitTimeout())
-            now = SystemClock.monotonicNanoseconds()
+            time = SystemClock.monotonicNanoseconds()
             for index in 0..<count {
                 let event = events[index]
                 let fd = event.data.fd

@@ -197,9 +197,20 @@ final class Connection: EventHandler, Flushable {
     }
 
     func processWebSocket(_ bytes: UnsafeRawBufferPointer) {
-        let consumed = webSocket!.receive(bytes, into: &events, inflationBudget: &inflationBudget)
-        if consumed < bytes.count { heldFrames.append(contentsOf: bytes[consumed...]) }
-        guard !events.isEmpty else { return }
+        // The parser, the events array (kept for its capacity) and the budget are worked on as
+        // locals and put back (see `withWebSocket`).
+        var events: [WebSocketEvent] = []
+        swap(&events, &self.events)
+        var budget = inflationBudget
+        let consumed = withWebSocket { $0.receive(bytes, into: &events, inflationBudget: &budget) } ?? bytes.count
+        inflationBudget = budget
+        // A new array rather than an append in place, which may release the old buffer: code
+        // the optimizer cannot follow either (see `withWebSocket`). Bytes are seldom held.
+        if consumed < bytes.count { heldFrames = heldFrames + bytes[consumed...] }
+        defer {
+            events.removeAll(keepingCapacity: events.capacity <= 64)
+            swap(&events, &self.events)
+        }
         for event in events {
             if case .closeConnection(let code, _) = event {
                 if code != .normalClosure && code != .goingAway {
@@ -213,7 +224,17 @@ final class Connection: EventHandler, Flushable {
             guard lifecycle.isOpen else { continue }
             handle(event)
         }
-        events.removeAll(keepingCapacity: events.capacity <= 64)
+    }
+
+    /// Runs `body` on the WebSocket parser moved out of `webSocket`, then puts it back; nil
+    /// without one. Calls into the WebSocket module are unknown code to this one's optimizer:
+    /// an access to a stored property that spans one makes every access to that property pay
+    /// a run-time exclusivity check, and `webSocket` is read several times per message
+    /// (docs/architecture.md, "Exclusivity checks on the message path").
+    private func withWebSocket<Result>(_ body: (inout WebSocketConnection) -> Result) -> Result? {
+        guard var parser = webSocket.take() else { return nil }
+        defer { webSocket = parser }
+        return body(&parser)
     }
 
     /// Whether a compressed message is being inflated in steps (bytes may wait behind it in
@@ -331,7 +352,7 @@ final class Connection: EventHandler, Flushable {
             tlsPlaintext.append(chunk)
             tlsPlaintextBytes += chunk.count
         } else {
-            writeQueue.append(chunk)
+            withWriteQueue { $0.append(chunk) }
         }
     }
 
@@ -371,12 +392,12 @@ final class Connection: EventHandler, Flushable {
                     return
                 }
             }
-            if let output = tls.takeOutput() { writeQueue.append(output) }
+            if let output = tls.takeOutput() { withWriteQueue { $0.append(output) } }
         }
         let before = writeQueue.queuedBytes
         let drained: Bool
         do {
-            drained = try writeQueue.flush(to: fd, vectors: loop.vectors)
+            drained = try withWriteQueue { queue throws(PosixError) in try queue.flush(to: fd, vectors: loop.vectors) }
         } catch {
             owner.logger.debug("write failed", metadata: ["error": "\(error)"])
             perform(lifecycle.ended())
@@ -411,6 +432,17 @@ final class Connection: EventHandler, Flushable {
             tlsPlaintextBytes = 0
         }
         try tls.send(tlsPlaintext, byteCount: tlsPlaintextBytes, scratch: owner.tlsScratch)
+    }
+
+    /// Runs `body` on the write queue moved out of `writeQueue`, then puts it back, as
+    /// `withWebSocket` does with the parser: `WriteQueue` is the Posix module's.
+    private func withWriteQueue<Result, Failure: Error>(
+        _ body: (inout WriteQueue) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        var queue = WriteQueue()
+        swap(&queue, &writeQueue)
+        defer { swap(&queue, &writeQueue) }
+        return try body(&queue)
     }
 
     func writable() {
@@ -456,7 +488,7 @@ final class Connection: EventHandler, Flushable {
             enqueue(FrameEncoder.frame(.ping, payload: [UInt8]()))
         case .sendClose(let code, let reason):
             endSession()
-            if let frame = webSocket?.close(code: code, reason: reason) { enqueue(frame) }
+            if let frame = withWebSocket({ $0.close(code: code, reason: reason) }) ?? nil { enqueue(frame) }
             scheduleFlush()
         case .finishWriting:
             endSession()
@@ -465,14 +497,16 @@ final class Connection: EventHandler, Flushable {
             if let tls {
                 tls.close()
                 if let output = tls.takeOutput() {
-                    writeQueue.append(output)
-                    _ = try? writeQueue.flush(to: fd, vectors: loop.vectors)
+                    _ = try? withWriteQueue { queue throws(PosixError) in
+                        queue.append(output)
+                        return try queue.flush(to: fd, vectors: loop.vectors)
+                    }
                 }
             }
             Socket.shutdownWrite(fd)
         case .closeSocket:
             endSession()
-            writeQueue.removeAll()
+            withWriteQueue { $0.removeAll() }
             pendingPong = nil
             tlsPlaintext = []
             tlsPlaintextBytes = 0

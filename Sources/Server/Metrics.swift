@@ -51,13 +51,32 @@ final class Metrics {
         return copy
     }
 
-    /// One counter per endpoint, indexed by the endpoint's kind without hashing.
+    /// One counter per endpoint: four stored integers, not an array, so that bumping one is
+    /// a plain add with no buffer to check for sharing (and no exclusivity check at run time:
+    /// docs/architecture.md, "Exclusivity checks on the message path").
     struct PerEndpoint {
-        private var counts = [Int](repeating: 0, count: EndpointKind.allCases.count)
+        private var echo = 0
+        private var room = 0
+        private var chat = 0
+        private var stream = 0
 
         subscript(kind: EndpointKind) -> Int {
-            get { counts[kind.index] }
-            set { counts[kind.index] = newValue }
+            get {
+                switch kind {
+                case .echo: echo
+                case .room: room
+                case .chat: chat
+                case .stream: stream
+                }
+            }
+            set {
+                switch kind {
+                case .echo: echo = newValue
+                case .room: room = newValue
+                case .chat: chat = newValue
+                case .stream: stream = newValue
+                }
+            }
         }
 
         /// `{endpoint="..."}` samples for every endpoint that carries messages.
@@ -92,17 +111,5 @@ final class Metrics {
         exposition.histogram(
             "switchboard_delivery_latency_seconds",
             "From a message's arrival to the socket write that carries it, per recipient.", deliveryLatency)
-    }
-}
-
-extension EndpointKind {
-    /// The kind's place in `allCases`.
-    var index: Int {
-        switch self {
-        case .echo: 0
-        case .room: 1
-        case .chat: 2
-        case .stream: 3
-        }
     }
 }

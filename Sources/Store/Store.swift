@@ -178,7 +178,14 @@ public final class Store: @unchecked Sendable {
     /// can pass the change on to the other nodes. Called on the appending thread under the
     /// queue lock, with the lines where they lie in the queue: it must copy them and return,
     /// nothing more. Set it before the first append, on the thread that appends.
-    public var onAppend: ((UInt64, ArraySlice<UInt8>) -> Void)?
+    public var onAppend: ((UInt64, ArraySlice<UInt8>) -> Void)? {
+        get { appendHandler }
+        set { appendHandler = newValue }
+    }
+    /// Stored internally: every access to a public stored property pays a run-time
+    /// exclusivity check (the compiler cannot see the other modules' accesses), and this one
+    /// is read on every append.
+    private var appendHandler: ((UInt64, ArraySlice<UInt8>) -> Void)?
 
     /// Queues `mutations` as one unit and returns its ticket; tickets increase by one per call.
     ///
@@ -219,9 +226,15 @@ public final class Store: @unchecked Sendable {
             handler(ticket, .closed)
             return ticket
         }
-        let start = pending.bytes.count
-        writeLines(&pending.bytes)
-        if passedOn, let onAppend { onAppend(ticket, pending.bytes[start...]) }
+        // The caller's closure writes into a local array: an access to `pending` that spans
+        // a call to unknown code would cost every access to it a run-time exclusivity check
+        // (docs/architecture.md, "Exclusivity checks on the message path").
+        var bytes: [UInt8] = []
+        swap(&bytes, &pending.bytes)
+        let start = bytes.count
+        writeLines(&bytes)
+        if passedOn, let appendHandler { appendHandler(ticket, bytes[start...]) }
+        swap(&bytes, &pending.bytes)
         return queued(ticket: ticket, mutations: mutationCount)
     }
 

@@ -5,36 +5,37 @@
 public struct CloseCode: RawRepresentable, Hashable, Sendable {
     public let rawValue: UInt16
 
+    @inlinable
     public init(rawValue: UInt16) {
         self.rawValue = rawValue
     }
 
     /// 1000: the purpose of the connection has been fulfilled.
-    public static let normalClosure = CloseCode(rawValue: 1000)
+    @inlinable public static var normalClosure: CloseCode { CloseCode(rawValue: 1000) }
     /// 1001: the server is shutting down or the browser is leaving the page.
-    public static let goingAway = CloseCode(rawValue: 1001)
+    @inlinable public static var goingAway: CloseCode { CloseCode(rawValue: 1001) }
     /// 1002: the peer broke the framing rules.
-    public static let protocolError = CloseCode(rawValue: 1002)
+    @inlinable public static var protocolError: CloseCode { CloseCode(rawValue: 1002) }
     /// 1003: a message of a type this endpoint does not accept (binary on a text-only route).
-    public static let unsupportedData = CloseCode(rawValue: 1003)
+    @inlinable public static var unsupportedData: CloseCode { CloseCode(rawValue: 1003) }
     /// 1005: never sent; stands for "the close frame carried no code" in reports.
-    public static let noStatusReceived = CloseCode(rawValue: 1005)
+    @inlinable public static var noStatusReceived: CloseCode { CloseCode(rawValue: 1005) }
     /// 1006: never sent; stands for "the TCP connection ended without a close frame" in reports.
-    public static let abnormalClosure = CloseCode(rawValue: 1006)
+    @inlinable public static var abnormalClosure: CloseCode { CloseCode(rawValue: 1006) }
     /// 1007: a text message (or close reason) that is not UTF-8, or undecodable compressed data.
-    public static let invalidPayload = CloseCode(rawValue: 1007)
+    @inlinable public static var invalidPayload: CloseCode { CloseCode(rawValue: 1007) }
     /// 1008: a policy violation, such as a rate limit or a consumer too slow to keep up.
-    public static let policyViolation = CloseCode(rawValue: 1008)
+    @inlinable public static var policyViolation: CloseCode { CloseCode(rawValue: 1008) }
     /// 1009: a frame or message larger than the configured limit.
-    public static let messageTooBig = CloseCode(rawValue: 1009)
+    @inlinable public static var messageTooBig: CloseCode { CloseCode(rawValue: 1009) }
     /// 1010: the client expected an extension the server did not negotiate.
-    public static let mandatoryExtension = CloseCode(rawValue: 1010)
+    @inlinable public static var mandatoryExtension: CloseCode { CloseCode(rawValue: 1010) }
     /// 1011: the server met an unexpected condition.
-    public static let internalError = CloseCode(rawValue: 1011)
+    @inlinable public static var internalError: CloseCode { CloseCode(rawValue: 1011) }
     /// 1012: the server is restarting.
-    public static let serviceRestart = CloseCode(rawValue: 1012)
+    @inlinable public static var serviceRestart: CloseCode { CloseCode(rawValue: 1012) }
     /// 1013: the server is overloaded; the client should retry later.
-    public static let tryAgainLater = CloseCode(rawValue: 1013)
+    @inlinable public static var tryAgainLater: CloseCode { CloseCode(rawValue: 1013) }
 
     /// Whether a peer may send this code in a close frame.
     ///
