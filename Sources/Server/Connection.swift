@@ -197,15 +197,16 @@ final class Connection: EventHandler, Flushable {
     }
 
     func processWebSocket(_ bytes: UnsafeRawBufferPointer) {
-        // The parser, the events array (kept for its capacity) and the budget are worked on as
-        // locals and put back (see `withWebSocket`).
+        // The events array (kept for its capacity) and the budget are worked on as locals and
+        // put back, as `withWriteQueue` does with the write queue. (Moving the parser out too
+        // would copy it twice per read, which costs what its checks do.)
         var events: [WebSocketEvent] = []
         swap(&events, &self.events)
         var budget = inflationBudget
-        let consumed = withWebSocket { $0.receive(bytes, into: &events, inflationBudget: &budget) } ?? bytes.count
+        let consumed = webSocket!.receive(bytes, into: &events, inflationBudget: &budget)
         inflationBudget = budget
         // A new array rather than an append in place, which may release the old buffer: code
-        // the optimizer cannot follow either (see `withWebSocket`). Bytes are seldom held.
+        // the optimizer cannot follow either (see `withWriteQueue`). Bytes are seldom held.
         if consumed < bytes.count { heldFrames = heldFrames + bytes[consumed...] }
         defer {
             events.removeAll(keepingCapacity: events.capacity <= 64)
@@ -224,17 +225,6 @@ final class Connection: EventHandler, Flushable {
             guard lifecycle.isOpen else { continue }
             handle(event)
         }
-    }
-
-    /// Runs `body` on the WebSocket parser moved out of `webSocket`, then puts it back; nil
-    /// without one. Calls into the WebSocket module are unknown code to this one's optimizer:
-    /// an access to a stored property that spans one makes every access to that property pay
-    /// a run-time exclusivity check, and `webSocket` is read several times per message
-    /// (docs/architecture.md, "Exclusivity checks on the message path").
-    private func withWebSocket<Result>(_ body: (inout WebSocketConnection) -> Result) -> Result? {
-        guard var parser = webSocket.take() else { return nil }
-        defer { webSocket = parser }
-        return body(&parser)
     }
 
     /// Whether a compressed message is being inflated in steps (bytes may wait behind it in
@@ -434,8 +424,11 @@ final class Connection: EventHandler, Flushable {
         try tls.send(tlsPlaintext, byteCount: tlsPlaintextBytes, scratch: owner.tlsScratch)
     }
 
-    /// Runs `body` on the write queue moved out of `writeQueue`, then puts it back, as
-    /// `withWebSocket` does with the parser: `WriteQueue` is the Posix module's.
+    /// Runs `body` on the write queue moved out of `writeQueue`, then puts it back. Calls into
+    /// the Posix module are unknown code to this one's optimizer: an access to a stored
+    /// property that spans one makes every access to that property pay a run-time
+    /// exclusivity check, and the queue is used several times per message (docs/architecture.md,
+    /// "Exclusivity checks on the message path").
     private func withWriteQueue<Result, Failure: Error>(
         _ body: (inout WriteQueue) throws(Failure) -> Result
     ) throws(Failure) -> Result {
@@ -488,7 +481,7 @@ final class Connection: EventHandler, Flushable {
             enqueue(FrameEncoder.frame(.ping, payload: [UInt8]()))
         case .sendClose(let code, let reason):
             endSession()
-            if let frame = withWebSocket({ $0.close(code: code, reason: reason) }) ?? nil { enqueue(frame) }
+            if let frame = webSocket?.close(code: code, reason: reason) { enqueue(frame) }
             scheduleFlush()
         case .finishWriting:
             endSession()
