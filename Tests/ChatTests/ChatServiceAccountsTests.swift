@@ -153,6 +153,19 @@ import Testing
     #expect(h.service.state.users[ada.id]?.name == "Ada L.")
 }
 
+/// What switchboard.js asks at its token's expiry (docs/client.md): it must change nothing.
+@Test func profileWithoutArgumentsAnswersTheUserAndStoresNothing() throws {
+    let h = try Harness()
+    let ada = h.user("ada")
+    h.settle()
+    let before = h.store.statistics.mutations
+    let reply = h.call(ada.client, ["op": "profile"])
+    #expect(reply["user"]?["id"] == .string(ada.id))
+    #expect(reply["user"]?["name"] == "ada")
+    h.settle()
+    #expect(h.store.statistics.mutations == before)
+}
+
 @Test func loginRefusesHugePasswordsAndBusyHashing() throws {
     let h = try Harness()
     let client = h.connect("a")
