@@ -42,19 +42,24 @@ extension ChatMessage {
         return .object(fields)
     }
 
-    /// The protocol's Message object, fields written into `writer`.
-    func write(into writer: inout JSONWriter, group: String) {
-        writer.string("id", id)
-        writer.string("group", group)
-        writer.string("user", user)
-        if let text { writer.string("text", text) }
-        if let imageUrl { writer.string("imageUrl", imageUrl) }
-        writer.integer("createdAt", createdAt)
-        if let clientId { writer.string("clientId", clientId) }
-        if !receivedBy.isEmpty { writeReceipts(&writer) }
+    /// The protocol's Message object, fields written into `writer`; returns where each value
+    /// lies in the writer's bytes.
+    @discardableResult
+    func write(into writer: inout JSONWriter, group: String) -> WrittenMessage {
+        let id = writer.string("id", id)
+        let group = writer.string("group", group)
+        let user = writer.string("user", user)
+        var written = WrittenMessage(id: id, group: group, user: user, createdAt: 0..<0)
+        if let text { written.text = writer.string("text", text) }
+        if let imageUrl { written.imageUrl = writer.string("imageUrl", imageUrl) }
+        written.createdAt = writer.integer("createdAt", createdAt)
+        if let clientId { written.clientId = writer.string("clientId", clientId) }
+        if !receivedBy.isEmpty { written.receivedBy = writeReceipts(&writer) }
+        return written
     }
 
-    private func writeReceipts(_ writer: inout JSONWriter) {
+    @discardableResult
+    private func writeReceipts(_ writer: inout JSONWriter) -> Range<Int> {
         writer.object("receivedBy") { nested in
             for (uid, time) in receivedBy.sorted(by: { $0.key < $1.key }) {
                 nested.dynamicKey(uid)

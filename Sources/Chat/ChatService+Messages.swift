@@ -130,11 +130,11 @@ extension ChatService {
         _ content: MessageContent, from uid: String, in gid: String, _ session: ChatSession<Client>, _ request: ChatRequest
     ) {
         let message = newMessage(content, from: uid)
-        // The journal line is written straight from the message: the same bytes as
-        // `Mutation.set(path: ["Messages", gid, id], value: message.treeValue)` without the
-        // dictionary and the sorting of its keys.
-        let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
         let ack = Self.acknowledgement(request.id, message, group: gid)
+        // The journal line is put together from the answer's escaped values: the same bytes as
+        // `Mutation.set(path: ["Messages", gid, id], value: message.treeValue)` without the
+        // dictionary, the sorting of its keys and a second escaping of every string.
+        let ticket = store.append(mutationCount: 1) { ack.written.appendJournalLine(from: ack.bytes, to: &$0) }
         let (id, arrival) = (request.id, request.arrival)
         committed(ticket, message: message, in: gid) { [self] succeeded in
             guard succeeded else { return fail(session, id, .storeFailed) }
@@ -154,10 +154,20 @@ extension ChatService {
 
     /// The `ok` answer to a `send` (request `id`) with the stored message in it, and where in
     /// those bytes the message's own JSON lies: its event carries the same object.
-    static func acknowledgement(_ id: JSONValue?, _ message: ChatMessage, group: String) -> (bytes: [UInt8], message: Range<Int>) {
+    static func acknowledgement(
+        _ id: JSONValue?, _ message: ChatMessage, group: String
+    ) -> (bytes: [UInt8], message: Range<Int>, written: WrittenMessage) {
+        message.plainAcknowledgement(id, group: group) ?? writtenAcknowledgement(id, message, group: group)
+    }
+
+    /// `acknowledgement` written field by field, escaping what needs it.
+    static func writtenAcknowledgement(
+        _ id: JSONValue?, _ message: ChatMessage, group: String
+    ) -> (bytes: [UInt8], message: Range<Int>, written: WrittenMessage) {
         var writer = JSONWriter(op: "ok", answering: id)
-        let range = writer.object("message") { message.write(into: &$0, group: group) }
-        return (writer.finished(), range)
+        var written: WrittenMessage?
+        let range = writer.object("message") { written = message.write(into: &$0, group: group) }
+        return (writer.finished(), range, written!)
     }
 
     /// Tells `onOfflineDelivery` which members of `gid`, other than `sender`, have no open

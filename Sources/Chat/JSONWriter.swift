@@ -68,15 +68,22 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// A string field; nil is written as `null`.
-    mutating func string(_ key: StaticString, _ value: String?) {
+    /// A string field; nil is written as `null`. Returns where the value (quoted) lies in `bytes`.
+    @discardableResult
+    mutating func string(_ key: StaticString, _ value: String?) -> Range<Int> {
         self.key(key)
+        let start = bytes.count
         if let value { JSONEncoding.appendEscapedString(value, to: &bytes) } else { null() }
+        return start..<bytes.count
     }
 
-    mutating func integer(_ key: StaticString, _ value: Int64) {
+    /// An integer field. Returns where the digits lie in `bytes`.
+    @discardableResult
+    mutating func integer(_ key: StaticString, _ value: Int64) -> Range<Int> {
         self.key(key)
+        let start = bytes.count
         JSONEncoding.appendInteger(value, to: &bytes)
+        return start..<bytes.count
     }
 
     mutating func integer(_ key: StaticString, _ value: Int) {

@@ -71,6 +71,22 @@ public enum JSONEncoding {
         }
     }
 
+    /// Whether `utf8` needs no escaping as a JSON string: no quote, backslash or byte below 0x20.
+    public static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = utf8.count
+        var i = 0
+        while i + 8 <= n {
+            if ByteWord.plainPrefix(ByteWord.load(utf8, at: i)) != 8 { return false }
+            i += 8
+        }
+        while i < n {
+            let byte = utf8[i]
+            if byte < 0x20 || byte == ASCII.quote || byte == ASCII.backslash { return false }
+            i += 1
+        }
+        return true
+    }
+
     /// Appends the decimal digits of `value`.
     public static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
         if value >= 0 && value < 10 {

@@ -47,6 +47,40 @@ private func fill(_ h: Harness, _ client: FakeClient, _ gid: JSONValue, _ count:
     #expect(try JSONValue.parse(ack.bytes) == ["op": "ok", "id": 3, "message": JSONValue.parse(messageJSON)])
 }
 
+@Test func aPlainAcknowledgementIsByteForByteTheWrittenOne() throws {
+    typealias Service = ChatService<FakeTransport>
+    let plain = [
+        ChatMessage(id: "-Nabcdefghijklmnopqr", user: "-Nu", text: "an ordinary message", imageUrl: nil, createdAt: 1_795_788_195_509),
+        ChatMessage(id: "m", user: "u", text: "caf\u{E9} \u{1F600}", imageUrl: nil, createdAt: 0, clientId: "c-1"),
+        ChatMessage(id: "m", user: "u", text: nil, imageUrl: "https://i.example/x.png", createdAt: -3),
+    ]
+    for message in plain {
+        for id: JSONValue? in [nil, .integer(3), .integer(-70)] {
+            let fast = try #require(message.plainAcknowledgement(id, group: "g1"))
+            let slow = Service.writtenAcknowledgement(id, message, group: "g1")
+            #expect(fast.bytes == slow.bytes)
+            #expect(fast.message == slow.message)
+            #expect(fast.written == slow.written)
+            #expect(Service.acknowledgement(id, message, group: "g1").bytes == slow.bytes)
+        }
+    }
+    // Escapes, a string or fractional request id, receipts: written field by field.
+    let quoted = ChatMessage(id: "m", user: "u", text: "say \"hi\"", imageUrl: nil, createdAt: 1)
+    let control = ChatMessage(id: "m", user: "u", text: "two\nlines", imageUrl: nil, createdAt: 1)
+    let received = ChatMessage(id: "m", user: "u", text: "t", imageUrl: nil, createdAt: 1, receivedBy: ["v": 2])
+    #expect(quoted.plainAcknowledgement(.integer(1), group: "g") == nil)
+    #expect(control.plainAcknowledgement(.integer(1), group: "g") == nil)
+    #expect(received.plainAcknowledgement(.integer(1), group: "g") == nil)
+    #expect(plain[0].plainAcknowledgement(.string("r1"), group: "g") == nil)
+    #expect(plain[0].plainAcknowledgement(.number(1.5), group: "g") == nil)
+    #expect(plain[0].plainAcknowledgement(nil, group: "g\\1") == nil)
+    for message in [quoted, control, received] {
+        let ack = Service.acknowledgement(.string("r\"1"), message, group: "g")
+        #expect(ack.bytes == Service.writtenAcknowledgement(.string("r\"1"), message, group: "g").bytes)
+        #expect(try JSONValue.parse(Array(ack.bytes[ack.message])) == JSONValue.parse(Service.json(message, group: "g")))
+    }
+}
+
 @Test func messageIsNotVisibleBeforeItIsDurable() throws {
     let (h, ada, bob, gid) = try pair()
     let request: JSONValue = ["op": "send", "id": 1, "group": gid, "text": "pending"]

@@ -31,12 +31,19 @@ private func message(_ id: String) -> ChatMessage {
     let messages = [
         ChatMessage(id: "m1", user: "u1", text: "hi \"x\"\n", imageUrl: nil, createdAt: 5, clientId: "c1"),
         ChatMessage(id: "m2", user: "u2", text: nil, imageUrl: "https://i.example/x.png", createdAt: 6, receivedBy: ["u1": 7, "u3": 8]),
+        ChatMessage(id: "-Nabcdefghijklmnopqr", user: "-Nu", text: "plain text, the common send", imageUrl: nil, createdAt: 1_795_788_195_509),
     ]
     for message in messages {
         var direct: [UInt8] = []
         message.appendJournalLine(group: "g\u{E9}", to: &direct)
         let mutation = Mutation.set(path: ["Messages", "g\u{E9}", message.id], value: message.treeValue)
         #expect(direct == mutation.journalLine)
+        // The line a `send` puts together from its acknowledgement's bytes, after what the
+        // journal already holds.
+        let ack = ChatService<FakeTransport>.acknowledgement(.string("r\"1"), message, group: "g\u{E9}")
+        var copied: [UInt8] = Array("earlier\n".utf8)
+        ack.written.appendJournalLine(from: ack.bytes, to: &copied)
+        #expect(copied == Array("earlier\n".utf8) + mutation.journalLine)
     }
 }
 

@@ -82,3 +82,20 @@ private func number(_ value: Double) -> String {
     }
     #expect(escaped("0123456789abcdéf\u{2028}xyz") == "\"0123456789abcdéf\u{2028}xyz\"")
 }
+
+@Test func aStringIsPlainExactlyWhenNothingInItIsEscaped() {
+    func isPlain(_ text: String) -> Bool {
+        Array(text.utf8).withUnsafeBufferPointer { JSONEncoding.isPlain($0) }
+    }
+    for length in 0..<20 {
+        let plain = String(repeating: "x", count: length)
+        #expect(isPlain(plain))
+        for special in ["\"", "\\", "\n", "\u{01}", "\u{1F}"] {
+            for position in 0...length {
+                let text = String(plain.prefix(position)) + special + String(plain.dropFirst(position))
+                #expect(!isPlain(text), "\(special.debugDescription) at \(position) of \(length)")
+            }
+        }
+    }
+    #expect(isPlain("0123456789abcdéf\u{2028}xyz \u{7F}"))
+}

@@ -1,0 +1,90 @@
+import JSON
+
+/// Writes bytes one after another into memory sized beforehand, or only counts them.
+///
+/// For replies and journal lines written on every `send`: the same writing code runs twice,
+/// first with a counting cursor to size the memory, then with one that writes. The whole costs
+/// one allocation or one append, where appending piece by piece checked the array's uniqueness
+/// and capacity at every piece (some 70 instructions a call; BENCHMARKS.md).
+struct ByteCursor {
+    /// Where the bytes go; nil for a cursor that only counts.
+    private let base: UnsafeMutableRawPointer?
+    /// Bytes written (or counted) so far.
+    private(set) var count = 0
+
+    /// A cursor that counts.
+    init() {
+        base = nil
+    }
+
+    /// A cursor that writes into `buffer`, which must hold what it is given.
+    init(writingInto buffer: UnsafeMutableRawBufferPointer) {
+        base = buffer.baseAddress
+    }
+
+    @inline(__always)
+    mutating func write(_ bytes: UnsafeRawBufferPointer) {
+        if let base, !bytes.isEmpty {
+            (base + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        }
+        count += bytes.count
+    }
+
+    @inline(__always)
+    mutating func write(_ text: StaticString) {
+        write(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// `"value"`, which must need no escaping (`JSONEncoding.isPlain`) and be stored
+    /// contiguously; returns where it lies, quotes included.
+    mutating func writeQuoted(_ value: String) -> Range<Int> {
+        let start = count
+        write("\"")
+        _ = value.utf8.withContiguousStorageIfAvailable { write(UnsafeRawBufferPointer($0)) }
+        write("\"")
+        return start..<count
+    }
+
+    /// The decimal digits of `value`; returns where they lie.
+    mutating func writeInteger(_ value: Int64) -> Range<Int> {
+        let start = count
+        var length = value < 0 ? 2 : 1
+        var rest = value.magnitude
+        while rest >= 10 {
+            rest /= 10
+            length += 1
+        }
+        if let base {
+            var magnitude = value.magnitude
+            var position = count + length
+            repeat {
+                position -= 1
+                base.storeBytes(of: 0x30 &+ UInt8(magnitude % 10), toByteOffset: position, as: UInt8.self)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 { base.storeBytes(of: 0x2D, toByteOffset: count, as: UInt8.self) }
+        }
+        count += length
+        return start..<count
+    }
+
+    /// The bytes that `body` writes, as a new array, from a cursor that counted them: the
+    /// caller runs its writing code once on a counting cursor (keeping what it returns, such
+    /// as where a value lies), then here again to write.
+    func bytes(_ body: (inout ByteCursor) -> Void) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var cursor = ByteCursor(writingInto: UnsafeMutableRawBufferPointer(buffer))
+            body(&cursor)
+            initialized = cursor.count
+        }
+    }
+
+    /// Appends the bytes that `body` writes to `out`, from a cursor that counted them (as `bytes`).
+    func append(to out: inout [UInt8], _ body: (inout ByteCursor) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+            var cursor = ByteCursor(writingInto: UnsafeMutableRawBufferPointer(buffer))
+            body(&cursor)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<cursor.count]))
+        }
+    }
+}
