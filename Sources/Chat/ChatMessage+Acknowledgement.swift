@@ -1,12 +1,13 @@
 import JSON
 
-/// Where the values of a message's protocol object lie in the bytes it was written into
-/// (`ChatMessage.write(into:group:)`, the acknowledgement of a `send`).
+/// Where the values of a message's protocol object lie in the bytes it was written into: a
+/// `send`'s answer (`ChatMessage.plainAcknowledgement`, `ChatMessage.write(into:group:)`) or a
+/// published message's JSON.
 ///
-/// A `send` writes its answer first and puts the message's journal line together from that
-/// answer's bytes: each string is checked or escaped once for both, where writing the line
-/// from the message escaped them all again (JSON escaping was the largest item of the send
-/// path's profile; BENCHMARKS.md, "One escaping per send").
+/// The message's journal line is put together from those bytes: each string is checked or
+/// escaped once for both, where writing the line from the message escaped them all again
+/// (JSON escaping was the largest item of the send path's profile; BENCHMARKS.md, "One
+/// escaping per send").
 struct WrittenMessage: Equatable {
     var id: Range<Int>
     var group: Range<Int>
@@ -17,8 +18,10 @@ struct WrittenMessage: Equatable {
     var clientId: Range<Int>? = nil
     var receivedBy: Range<Int>? = nil
 
-    /// Appends the journal line that stores the message in its group, copied from `bytes`:
-    /// byte for byte what `ChatMessage.appendJournalLine(group:to:)` writes (keys in sorted order).
+    /// Appends the journal line that stores the message in its group, copied from `bytes`,
+    /// newline included: byte for byte what `Mutation.set(path: ["Messages", group, id], value:
+    /// message.treeValue)` writes, since the line's keys (`op`, `path`, `value`) and the value's
+    /// are in sorted order.
     func appendJournalLine(from bytes: [UInt8], to out: inout [UInt8]) {
         bytes.withUnsafeBytes { written in
             var counter = ByteCursor()

@@ -2,36 +2,6 @@ import JSON
 
 /// A message in the tree's shape and in the protocol's shape.
 extension ChatMessage {
-    /// `{"clientId"?,"createdAt","imageUrl"|"message","receivedBy"?,"user"}`, keys sorted as
-    /// the journal wants them, written by hand because every `send` writes one.
-    func writeTreeValue(into out: inout [UInt8]) {
-        var writer = JSONWriter(continuing: &out)
-        if let clientId { writer.string("clientId", clientId) }
-        writer.integer("createdAt", createdAt)
-        if let imageUrl { writer.string("imageUrl", imageUrl) }
-        if let text { writer.string("message", text) }
-        if !receivedBy.isEmpty { writeReceipts(&writer) }
-        writer.string("user", user)
-        out = writer.finished()
-    }
-
-    /// Appends the journal line that stores this message in group `group`, newline included:
-    /// byte for byte what `Mutation.set(path: ["Messages", group, id], value: treeValue)`
-    /// writes, since the line's keys (`op`, `path`, `value`) and the value's are in sorted order.
-    func appendJournalLine(group: String, to out: inout [UInt8]) {
-        out.append(contentsOf: Self.journalLinePrefix)
-        JSONEncoding.appendEscapedString(group, to: &out)
-        out.append(UInt8(ascii: ","))
-        JSONEncoding.appendEscapedString(id, to: &out)
-        out.append(contentsOf: Self.journalValueKey)
-        writeTreeValue(into: &out)
-        out.append(contentsOf: Self.journalLineEnd)
-    }
-
-    private static let journalLinePrefix: [UInt8] = Array(#"{"op":"set","path":["Messages","#.utf8)
-    private static let journalValueKey: [UInt8] = Array(#"],"value":"#.utf8)
-    private static let journalLineEnd: [UInt8] = [UInt8(ascii: "}"), UInt8(ascii: "\n")]
-
     /// The stored form as a value, for the journal and the tree API.
     var treeValue: JSONValue {
         var fields: [String: JSONValue] = ["user": .string(user), "createdAt": .integer(createdAt)]

@@ -266,9 +266,14 @@ extension ChatService {
     }
 
     static func json(_ message: ChatMessage, group: String) -> [UInt8] {
+        writtenJSON(message, group: group).bytes
+    }
+
+    /// `json`, and where each value lies in it (for the message's journal line).
+    static func writtenJSON(_ message: ChatMessage, group: String) -> (bytes: [UInt8], written: WrittenMessage) {
         var object = JSONWriter()
-        message.write(into: &object, group: group)
-        return object.finished()
+        let written = message.write(into: &object, group: group)
+        return (object.finished(), written)
     }
 
     func history(_ request: ChatRequest, _ session: ChatSession<Client>, _ uid: String) throws(ChatError) {

@@ -36,8 +36,9 @@ extension ChatService {
     private func storeMessage(
         _ message: consuming ChatMessage, in gid: String, arrival: UInt64, completion: @escaping (Result<[UInt8], ChatError>) -> Void
     ) {
-        let ticket = store.append(mutationCount: 1) { message.appendJournalLine(group: gid, to: &$0) }
-        let (messageJSON, sender) = (Self.json(message, group: gid), message.user)
+        let (messageJSON, written) = Self.writtenJSON(message, group: gid)
+        let ticket = store.append(mutationCount: 1) { written.appendJournalLine(from: messageJSON, to: &$0) }
+        let sender = message.user
         committed(ticket, message: message, in: gid) { [self] succeeded in
             guard succeeded else { return completion(.failure(.storeFailed)) }
             broadcast(Self.messageEvent(gid, messageJSON), group: gid, arrival: arrival)

@@ -34,16 +34,17 @@ private func message(_ id: String) -> ChatMessage {
         ChatMessage(id: "-Nabcdefghijklmnopqr", user: "-Nu", text: "plain text, the common send", imageUrl: nil, createdAt: 1_795_788_195_509),
     ]
     for message in messages {
-        var direct: [UInt8] = []
-        message.appendJournalLine(group: "g\u{E9}", to: &direct)
         let mutation = Mutation.set(path: ["Messages", "g\u{E9}", message.id], value: message.treeValue)
-        #expect(direct == mutation.journalLine)
-        // The line a `send` puts together from its acknowledgement's bytes, after what the
-        // journal already holds.
+        // From a send's acknowledgement and from the message's JSON (a published message),
+        // after what the journal already holds.
         let ack = ChatService<FakeTransport>.acknowledgement(.string("r\"1"), message, group: "g\u{E9}")
-        var copied: [UInt8] = Array("earlier\n".utf8)
-        ack.written.appendJournalLine(from: ack.bytes, to: &copied)
-        #expect(copied == Array("earlier\n".utf8) + mutation.journalLine)
+        var fromAck: [UInt8] = Array("earlier\n".utf8)
+        ack.written.appendJournalLine(from: ack.bytes, to: &fromAck)
+        #expect(fromAck == Array("earlier\n".utf8) + mutation.journalLine)
+        let json = ChatService<FakeTransport>.writtenJSON(message, group: "g\u{E9}")
+        var fromJSON: [UInt8] = []
+        json.written.appendJournalLine(from: json.bytes, to: &fromJSON)
+        #expect(fromJSON == mutation.journalLine)
     }
 }
 
