@@ -45,6 +45,13 @@ struct ByteCursor {
         return start..<count
     }
 
+    /// `key` (fixed text, such as `,"text":`), then `value` as `writeQuoted` writes it; returns
+    /// where the value lies.
+    mutating func writeQuoted(_ value: String, after key: StaticString) -> Range<Int> {
+        write(key)
+        return writeQuoted(value)
+    }
+
     /// The decimal digits of `value`; returns where they lie.
     mutating func writeInteger(_ value: Int64) -> Range<Int> {
         let start = count

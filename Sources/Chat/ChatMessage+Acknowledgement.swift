@@ -84,26 +84,15 @@ extension ChatMessage {
         }
         cursor.write(#","message":"#)
         let start = cursor.count
-        cursor.write(#"{"id":"#)
-        var written = WrittenMessage(id: cursor.writeQuoted(id), group: 0..<0, user: 0..<0, createdAt: 0..<0)
-        cursor.write(#","group":"#)
-        written.group = cursor.writeQuoted(group)
-        cursor.write(#","user":"#)
-        written.user = cursor.writeQuoted(user)
-        if let text {
-            cursor.write(#","text":"#)
-            written.text = cursor.writeQuoted(text)
-        }
-        if let imageUrl {
-            cursor.write(#","imageUrl":"#)
-            written.imageUrl = cursor.writeQuoted(imageUrl)
-        }
+        let idRange = cursor.writeQuoted(id, after: #"{"id":"#)
+        let groupRange = cursor.writeQuoted(group, after: #","group":"#)
+        let userRange = cursor.writeQuoted(user, after: #","user":"#)
+        var written = WrittenMessage(id: idRange, group: groupRange, user: userRange, createdAt: 0..<0)
+        if let text { written.text = cursor.writeQuoted(text, after: #","text":"#) }
+        if let imageUrl { written.imageUrl = cursor.writeQuoted(imageUrl, after: #","imageUrl":"#) }
         cursor.write(#","createdAt":"#)
         written.createdAt = cursor.writeInteger(createdAt)
-        if let clientId {
-            cursor.write(#","clientId":"#)
-            written.clientId = cursor.writeQuoted(clientId)
-        }
+        if let clientId { written.clientId = cursor.writeQuoted(clientId, after: #","clientId":"#) }
         cursor.write("}")
         let object = start..<cursor.count
         cursor.write("}")
