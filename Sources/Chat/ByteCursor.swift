@@ -1,5 +1,3 @@
-import JSON
-
 /// Writes bytes one after another into memory sized beforehand, or only counts them.
 ///
 /// For replies and journal lines written on every `send`: the same writing code runs twice,
@@ -35,12 +33,15 @@ struct ByteCursor {
         write(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    /// `"value"`, which must need no escaping (`JSONEncoding.isPlain`) and be stored
-    /// contiguously; returns where it lies, quotes included.
+    /// `"value"`, which must need no escaping (`JSONEncoding.isPlain`); returns where it lies,
+    /// quotes included.
     mutating func writeQuoted(_ value: String) -> Range<Int> {
         let start = count
         write("\"")
-        _ = value.utf8.withContiguousStorageIfAvailable { write(UnsafeRawBufferPointer($0)) }
+        if value.utf8.withContiguousStorageIfAvailable({ write(UnsafeRawBufferPointer($0)) }) == nil {
+            var value = value
+            value.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+        }
         write("\"")
         return start..<count
     }
