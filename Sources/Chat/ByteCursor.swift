@@ -1,3 +1,5 @@
+import JSON
+
 /// Writes bytes one after another into memory sized beforehand, or only counts them.
 ///
 /// For replies and journal lines written on every `send`: the same writing code runs twice,
@@ -56,22 +58,8 @@ struct ByteCursor {
     /// The decimal digits of `value`; returns where they lie.
     mutating func writeInteger(_ value: Int64) -> Range<Int> {
         let start = count
-        var length = value < 0 ? 2 : 1
-        var rest = value.magnitude
-        while rest >= 10 {
-            rest /= 10
-            length += 1
-        }
-        if let base {
-            var magnitude = value.magnitude
-            var position = count + length
-            repeat {
-                position -= 1
-                base.storeBytes(of: 0x30 &+ UInt8(magnitude % 10), toByteOffset: position, as: UInt8.self)
-                magnitude /= 10
-            } while magnitude > 0
-            if value < 0 { base.storeBytes(of: 0x2D, toByteOffset: count, as: UInt8.self) }
-        }
+        let length = JSONEncoding.decimalCount(value)
+        if let base { JSONEncoding.writeDecimal(value, count: length, at: base + count) }
         count += length
         return start..<count
     }
