@@ -16,10 +16,10 @@ extension ChatMessage {
     /// lies in the writer's bytes.
     @discardableResult
     func write(into writer: inout JSONWriter, group: String) -> WrittenMessage {
-        let id = writer.string("id", id)
-        let group = writer.string("group", group)
-        let user = writer.string("user", user)
-        var written = WrittenMessage(id: id, group: group, user: user, createdAt: 0..<0)
+        let idRange = writer.string("id", id)
+        let groupRange = writer.string("group", group)
+        let userRange = writer.string("user", user)
+        var written = WrittenMessage(id: idRange, group: groupRange, user: userRange, createdAt: 0..<0)
         if let text { written.text = writer.string("text", text) }
         if let imageUrl { written.imageUrl = writer.string("imageUrl", imageUrl) }
         written.createdAt = writer.integer("createdAt", createdAt)
