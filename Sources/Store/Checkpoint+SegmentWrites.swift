@@ -58,8 +58,8 @@ struct SegmentAppend {
     /// Appends an in-order record and its index line.
     mutating func append(_ id: String, value: UnsafeRawBufferPointer?, key: IdempotencyKey?) {
         let offset = bytes
-        let length = SegmentFormat.appendRecord(id: id, value: value, to: &segment)
-        SegmentFormat.appendIndexLine(.init(id: id, offset: offset, length: length, key: key), to: &index)
+        let (length, quotedID) = SegmentFormat.appendRecord(id: id, value: value, to: &segment)
+        SegmentFormat.appendIndexLine(offset: offset, length: length, quotedID: segment[quotedID], key: key, to: &index)
         if records == 0 { first = id }
         last = id
         records += 1
@@ -69,7 +69,7 @@ struct SegmentAppend {
     /// Appends a record outside the id order (no index line) and returns where it is.
     mutating func appendMoved(_ id: String, value: UnsafeRawBufferPointer?) -> RecordLocation {
         let offset = bytes
-        let length = SegmentFormat.appendRecord(id: id, value: value, moved: true, to: &segment)
+        let length = SegmentFormat.appendRecord(id: id, value: value, moved: true, to: &segment).length
         return RecordLocation(sequence: sequence, offset: offset, length: length)
     }
 }

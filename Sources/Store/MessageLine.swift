@@ -1,4 +1,5 @@
 import Glibc
+import JSON
 
 /// A journal line that sets one whole message, found in its bytes without parsing it: what a
 /// checkpoint replays most (`Checkpoint.applyWholeMessage`).
@@ -29,19 +30,13 @@ enum MessageLine {
     /// The string from `start` to the next quote, when it holds no escape and no control
     /// character, and the offset just past that quote.
     private static func plainString(_ line: UnsafeRawBufferPointer, from start: Int) -> (String, Int)? {
-        var position = start
-        while position < line.count {
-            switch line[position] {
-            case UInt8(ascii: "\""):
-                guard position > start else { return nil }
-                return (String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<position]), as: UTF8.self), position + 1)
-            case UInt8(ascii: "\\"), 0..<0x20:
-                return nil
-            default:
-                position += 1
-            }
-        }
-        return nil
+        guard start < line.count, let base = line.baseAddress,
+              let quote = memchr(base + start, Int32(UInt8(ascii: "\"")), line.count - start)
+        else { return nil }
+        let end = base.distance(to: UnsafeRawPointer(quote))
+        let bytes = UnsafeRawBufferPointer(rebasing: line[start..<end])
+        guard end > start, JSONEncoding.isPlain(bytes.assumingMemoryBound(to: UInt8.self)) else { return nil }
+        return (String(decoding: bytes, as: UTF8.self), end + 1)
     }
 
     /// Whether `line` holds `bytes` at `offset` (`starts(with:)` compared byte by byte through

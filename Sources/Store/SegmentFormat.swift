@@ -18,28 +18,35 @@ enum SegmentFormat {
         var key: IdempotencyKey? = nil
     }
 
-    /// Appends a record line (newline included) and returns its length without the newline.
+    /// Appends a record line (newline included); returns its length without the newline and
+    /// where the id stands in `out`, quoted and escaped, for its index line.
     @discardableResult
-    static func appendRecord(id: String, value: UnsafeRawBufferPointer?, moved: Bool = false, to out: inout [UInt8]) -> Int {
+    static func appendRecord(
+        id: String, value: UnsafeRawBufferPointer?, moved: Bool = false, to out: inout [UInt8]
+    ) -> (length: Int, quotedID: Range<Int>) {
         let start = out.count
         out.append(contentsOf: recordPrefix)
+        let idStart = out.count
         JSONEncoding.appendEscapedString(id, to: &out)
+        let quotedID = idStart..<out.count
         if moved { out.append(contentsOf: movedKey) }
         out.append(contentsOf: valueKey)
         if let value { out.append(contentsOf: value) } else { out.append(contentsOf: nullValue) }
         out.append(UInt8(ascii: "}"))
         let length = out.count - start
         out.append(0x0A)
-        return length
+        return (length, quotedID)
     }
 
-    static func appendIndexLine(_ entry: IndexEntry, to out: inout [UInt8]) {
-        JSONEncoding.appendInteger(Int64(entry.offset), to: &out)
+    /// An index line for a record whose id, quoted and escaped, is `quotedID` (as
+    /// `appendRecord` wrote it): the id is escaped once for both lines.
+    static func appendIndexLine(offset: Int, length: Int, quotedID: ArraySlice<UInt8>, key: IdempotencyKey?, to out: inout [UInt8]) {
+        JSONEncoding.appendInteger(Int64(offset), to: &out)
         out.append(0x20)
-        JSONEncoding.appendInteger(Int64(entry.length), to: &out)
+        JSONEncoding.appendInteger(Int64(length), to: &out)
         out.append(0x20)
-        JSONEncoding.appendEscapedString(entry.id, to: &out)
-        if let key = entry.key {
+        out.append(contentsOf: quotedID)
+        if let key {
             out.append(0x20)
             JSONEncoding.appendEscapedString(key.owner, to: &out)
             out.append(0x20)

@@ -45,6 +45,52 @@ private func line(_ mutation: Mutation) -> [UInt8] {
     }
 }
 
+@Test func idsWithAnEscapeOrAControlByteAnywhereAreLeftToTheParser() throws {
+    // Every position of ids up to 20 bytes (the plain scan goes a word at a time), in the
+    // group and in the message id.
+    let message: JSONValue = ["message": "x", "user": "u1"]
+    for length in 1...20 {
+        let plain = String(repeating: "a", count: length)
+        let found = try #require(parsed(line(.set(path: ["Messages", plain, plain + "m"], value: message))))
+        #expect(found.group == plain && found.id == plain + "m")
+        for position in 0..<length {
+            for special in ["\"", "\\", "\u{1}", "\u{1F}", "\n"] {
+                var characters = Array(plain)
+                characters[position] = Character(special)
+                let odd = String(characters)
+                #expect(parsed(line(.set(path: ["Messages", odd, "m1"], value: message))) == nil, "group \(odd.debugDescription)")
+                #expect(parsed(line(.set(path: ["Messages", "g1", odd], value: message))) == nil, "id \(odd.debugDescription)")
+            }
+        }
+    }
+}
+
+@Test func aRecordsIndexLineNamesItsIdAsTheRecordDoes() throws {
+    var segment = Array("earlier line\n".utf8)
+    var index: [UInt8] = []
+    let ids = ["-P7Sss2Y2SedLHU_EQ3y", "m\"1", "m\\2", "m\u{1}3", "é\n", ""]
+    var offsets: [Int] = []
+    for (number, id) in ids.enumerated() {
+        let value = Array(#"{"n":\#(number)}"#.utf8)
+        let offset = segment.count
+        offsets.append(offset)
+        let (length, quotedID) = value.withUnsafeBytes { SegmentFormat.appendRecord(id: id, value: $0, to: &segment) }
+        #expect(try JSONValue.parse(Array(segment[quotedID])) == .string(id))
+        let key = number % 2 == 0 ? IdempotencyKey(owner: "u\"1", key: "c\(number)") : nil
+        SegmentFormat.appendIndexLine(offset: offset, length: length, quotedID: segment[quotedID], key: key, to: &index)
+    }
+    let entries = try SegmentFormat.parseIndex(index)
+    #expect(entries.map(\.id) == ids)
+    #expect(entries.map(\.offset) == offsets)
+    #expect(entries.map(\.key) == ids.indices.map { $0 % 2 == 0 ? IdempotencyKey(owner: "u\"1", key: "c\($0)") : nil })
+    for (number, entry) in entries.enumerated() {
+        let record = try segment[entry.offset..<entry.offset + entry.length].withUnsafeBytes(SegmentFormat.parseRecord)
+        #expect(record.id == ids[number] && !record.moved)
+        #expect(record.value == ["n": .integer(Int64(number))])
+        #expect(segment[entry.offset + entry.length] == 0x0A)
+    }
+}
+
 @Test func aCheckpointsReplayHandsWholeMessagesOnAsBytesAndTheRestAsMutations() throws {
     let folder = TemporaryFolder()
     defer { folder.remove() }

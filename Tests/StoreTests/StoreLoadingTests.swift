@@ -65,6 +65,13 @@ private func expectTornTailCut(_ tail: String, legacy: Bool = false, warned: Boo
     try expectTornTailCut(torn + String(repeating: "\u{0}", count: 40))
 }
 
+@Test(arguments: [1, 7, 8, 9, 15, 16, 17])
+func zerosOfAnyLengthAfterWholeOrTornLinesAreTheSparesUnusedPart(zeros: Int) throws {
+    // The zeros are passed over a word at a time, then byte by byte.
+    try expectTornTailCut(String(repeating: "\u{0}", count: zeros), warned: false)
+    try expectTornTailCut(#"{"op":"set","path":["Users","u3"],"val"# + String(repeating: "\u{0}", count: zeros))
+}
+
 @Test func cutsTornLineOfAFirstLayoutJournalWhileMigrating() throws {
     try expectTornTailCut(#"{"op":"set","path":["Users","u3"],"val"#, legacy: true)
 }

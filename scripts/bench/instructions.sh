@@ -12,7 +12,11 @@
 # Prints, per build, the loop thread's instructions per ack and the whole process's, and with
 # TOP=N the N functions with the most instructions of their own per ack on the loop thread.
 # Kernel work (the system calls) is not counted: `scripts/bench/run durable-vs-redis` measures
-# time. Needs valgrind (apt-get install valgrind). Results under OUT_DIR [/tmp/bench-instructions-TIME].
+# time. The compactor's checkpoints are counted apart: after the long run's load the server is
+# left to finish them, and the instructions inside them (its thread's `runCheckpoint`) divided by
+# the records they wrote to segments are printed as `compactor instr/record` (set
+# SWITCHBOARD_COMPACT_AFTER_BYTES, e.g. 2000000, so that the slow run reaches checkpoints).
+# Needs valgrind (apt-get install valgrind). Results under OUT_DIR [/tmp/bench-instructions-TIME].
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=scripts/bench/lib.sh
@@ -52,6 +56,11 @@ count_run() {
     timeout $((seconds + 1000)) taskset -c "$LOAD_CPU" "$WSLOAD" durable --url "ws://127.0.0.1:$port/ws" --conns "$SENDERS" \
         --window 1 --duration "$seconds" --warmup 1 --connect-timeout 300 --drain 60 -q > "$dir/wsload.json" \
         || { echo "instructions: the load run failed: $(cat "$dir/wsload.json")" >&2; kill "$pid"; exit 1; }
+    # Checkpoints still running finish first (a rotated journal is deleted when its checkpoint is done).
+    for i in $(seq 600); do
+        compgen -G "$dir/data/journal.[0-9]*.jsonl" > /dev/null || break
+        sleep 1
+    done
     kill "$pid"
     wait "$pid" 2> /dev/null || true
     python3 - "$dir" > "$dir/count" << 'EOF'
@@ -71,7 +80,18 @@ print(acks, totals(loop) if loop else 0, sum(totals(p) for p in process), loop o
 EOF
 }
 
-printf '%-40s %14s %14s %10s\n' build "loop instr/ack" "all instr/ack" acks
+# The compactor's instructions inside checkpoints per record they wrote, for a run's folder.
+compactor_per_record() {
+    local dir="$1" records profile
+    records="$(cat "$dir"/data/messages/*/*.idx 2> /dev/null | wc -l)"
+    [ "$records" -gt 0 ] || { echo "-"; return; }
+    for profile in "$dir"/callgrind.out*; do
+        callgrind_annotate --inclusive=yes --threshold=100 "$profile" 2> /dev/null \
+            | awk -v records="$records" '/runCheckpoint/ { gsub(",", "", $1); printf "%d\n", $1 / records; exit }'
+    done | head -1
+}
+
+printf '%-40s %14s %14s %10s %24s\n' build "loop instr/ack" "all instr/ack" acks "compactor instr/record"
 for bin in "$@"; do
     bin="$(realpath "$bin")"
     name="$(basename "$bin")-$(sha1sum "$bin" | cut -c1-8)"
@@ -84,7 +104,8 @@ for bin in "$@"; do
     read -r long_acks long_loop long_all long_profile < "$OUT_DIR/$name-long/count"
     acks=$((long_acks - short_acks))
     [ "$acks" -gt 0 ] || { echo "instructions: the long run acknowledged no more than the short one" >&2; exit 1; }
-    printf '%-40s %14d %14d %10d\n' "$(basename "$bin")" $(((long_loop - short_loop) / acks)) $(((long_all - short_all) / acks)) "$acks" \
+    printf '%-40s %14d %14d %10d %24s\n' "$(basename "$bin")" $(((long_loop - short_loop) / acks)) $(((long_all - short_all) / acks)) "$acks" \
+        "$(compactor_per_record "$OUT_DIR/$name-long")" \
         | tee -a "$OUT_DIR/instructions.txt"
     if [ "${TOP:-0}" -gt 0 ]; then
         python3 - "$short_profile" "$long_profile" "$acks" "$TOP" << 'EOF'
