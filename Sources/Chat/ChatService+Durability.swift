@@ -11,18 +11,14 @@ extension ChatService {
 
     /// Registers `completion` for a ticket the store already returned.
     func committed(_ ticket: UInt64, completion: @escaping (Bool) -> Void) {
-        completions.append(PendingCompletion(ticket: ticket, run: completion))
+        pending.add(ticket, completion: completion)
     }
 
     /// Registers `completion` and `message`, which joins the history of `group` once `ticket`
     /// is durable. The message is moved in: a copy would retain each of its strings.
     func committed(_ ticket: UInt64, message: consuming ChatMessage, in group: String,
                    completion: @escaping (Bool) -> Void) {
-        committed(ticket, completion: completion)
-        if let clientId = message.clientId {
-            pendingByClient[ClientMessageKey(user: message.user, clientId: clientId)] = (ticket, group, message)
-        }
-        pendingMessages.append(PendingMessage(ticket: ticket, group: group, message: consume message))
+        pending.add(ticket, message: message, in: group, completion: completion)
     }
 
     /// Runs every completion whose ticket is at most `ticket`: the store has it on disk.
@@ -36,18 +32,10 @@ extension ChatService {
     }
 
     private func finish(through ticket: UInt64, succeeded: Bool) {
-        while pendingMessageHead < pendingMessages.count, pendingMessages[pendingMessageHead].ticket <= ticket {
-            let index = pendingMessageHead
-            pendingMessageHead += 1
-            var group = ""
-            swap(&group, &pendingMessages[index].group)
-            guard let message = pendingMessages[index].message.take() else { continue }
-            if let clientId = message.clientId {
-                pendingByClient[ClientMessageKey(user: message.user, clientId: clientId)] = nil
-            }
+        pending.removeMessages(through: ticket) { message, group, messageTicket in
             if succeeded {
                 state.noteClientId(of: message, group: group)
-                state.messages[group, default: MessageLog()].insert(message, ticket: pendingMessages[index].ticket)
+                state.messages[group, default: MessageLog()].insert(message, ticket: messageTicket)
             } else if isReplicated {
                 // The local store has it, the cluster may not: out of this node's copy too.
                 // Should Redis have taken it after all, the journal brings it back.
@@ -55,28 +43,18 @@ extension ChatService {
                              mutationCount: 1)
             }
         }
-        if pendingMessageHead == pendingMessages.count {
-            pendingMessages.removeAll(keepingCapacity: true)
-            pendingMessageHead = 0
-        }
-        while completionHead < completions.count, completions[completionHead].ticket <= ticket {
-            let completion = completions[completionHead].run
-            completionHead += 1
-            completion(succeeded)
-        }
-        // Reset the FIFO when drained; compact it when a long backlog has been consumed, so
-        // the array neither grows forever nor is shifted on every completion.
-        if completionHead == completions.count {
-            completions.removeAll(keepingCapacity: true)
-            completionHead = 0
-        } else if completionHead > 1024 {
-            completions.removeFirst(completionHead)
-            completionHead = 0
-        }
+        // The completions run out of the queue: they may add to it. A `finish` inside one
+        // (none does today) would find the spare array taken and use a new one.
+        var ready: [PendingCompletion] = []
+        swap(&ready, &readyCompletions)
+        pending.removeCompletions(through: ticket, into: &ready)
+        for completion in ready { completion.run(succeeded) }
+        ready.removeAll(keepingCapacity: true)
+        swap(&ready, &readyCompletions)
     }
 
     /// Whether some changes still wait for the disk.
-    public var hasPendingWrites: Bool { completionHead < completions.count }
+    public var hasPendingWrites: Bool { pending.hasCompletions }
 
     /// A checkpoint is on disk: changes up to its ticket no longer need memory, each group
     /// keeps only its newest `store.recentMessages` of the messages it stored, and what

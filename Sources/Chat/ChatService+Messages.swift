@@ -227,7 +227,7 @@ extension ChatService {
         if let (group, message) = state.message(sentBy: uid, clientId: clientId) {
             return answer(group == gid ? .success(Self.json(message, group: group)) : .failure(.clientIdConflict))
         }
-        if let pending = pendingByClient[ClientMessageKey(user: uid, clientId: clientId)] {
+        if let pending = pending.byClient[ClientMessageKey(user: uid, clientId: clientId)] {
             guard pending.group == gid else { return answer(.failure(.clientIdConflict)) }
             return committed(pending.ticket) { succeeded in
                 answer(succeeded ? .success(Self.json(pending.message, group: pending.group)) : .failure(.storeFailed))

@@ -80,19 +80,14 @@ public final class ChatService<Transport: ChatTransport> {
     /// concurrent uploads cannot together pass the quota.
     var uploadsInFlight: [String: Int] = [:]
 
-    /// Completions waiting for the store, in ticket order.
-    var completions: [PendingCompletion] = []
-    var completionHead = 0
-    /// Messages appended to the store but not yet durable (and so not yet in `state`).
-    var pendingMessages: [PendingMessage] = []
-    var pendingMessageHead = 0
+    /// Completions and messages waiting for the store (messages not yet durable are not yet
+    /// in `state`).
+    var pending = PendingCommits()
+    /// The completions `finish` runs, kept between calls so that their array is reused.
+    var readyCompletions: [PendingCompletion] = []
     /// Reads of stored messages waiting for the store's reader, by tag.
     var reads: [UInt64: (query: MessageQuery, completion: ([ChatMessage]?, Bool, String?) -> Void)] = [:]
     var nextReadTag: UInt64 = 0
-    /// The pending messages that came with a `clientId`, by sender and `clientId`, so that a
-    /// resend while the first is still on its way to the disk waits for it instead of storing
-    /// it twice.
-    var pendingByClient: [ClientMessageKey: (ticket: UInt64, group: String, message: ChatMessage)] = [:]
     /// False while the cluster's journal cannot take changes (cluster mode, Redis unreachable or
     /// not caught up with): every operation that would change something answers `unavailable`.
     public var acceptsChanges: Bool {
@@ -322,19 +317,3 @@ public final class ChatService<Transport: ChatTransport> {
 
 /// The operations that change the stored state: refused while `acceptsChanges` is false.
 private let changingOps: Set<String> = ["logout", "profile", "create", "join", "leave", "direct", "send", "receipt"]
-
-/// A message waiting for the store's ticket before it joins the history. `finish` moves the
-/// group and the message out, leaving an empty string and nil: nothing for the queue to retain
-/// when it is emptied.
-struct PendingMessage {
-    let ticket: UInt64
-    var group: String
-    var message: ChatMessage?
-}
-
-/// A completion waiting for the store's ticket. A struct rather than a tuple: a closure kept
-/// in an array of tuples is stored behind a reabstraction thunk, one allocation per change.
-struct PendingCompletion {
-    let ticket: UInt64
-    let run: (Bool) -> Void
-}

@@ -80,11 +80,12 @@ print(acks, totals(loop) if loop else 0, sum(totals(p) for p in process), loop o
 EOF
 }
 
-# The compactor's instructions inside checkpoints per record they wrote, for a run's folder.
+# The compactor's instructions inside checkpoints per record they wrote, for a run's folder
+# ("-" for fewer than 1,000 records: a checkpoint's fixed costs would dominate).
 compactor_per_record() {
     local dir="$1" records profile
     records="$(cat "$dir"/data/messages/*/*.idx 2> /dev/null | wc -l)"
-    [ "$records" -gt 0 ] || { echo "-"; return; }
+    [ "$records" -ge 1000 ] || { echo "-"; return; }
     for profile in "$dir"/callgrind.out*; do
         callgrind_annotate --inclusive=yes --threshold=100 "$profile" 2> /dev/null \
             | awk -v records="$records" '/runCheckpoint/ { gsub(",", "", $1); printf "%d\n", $1 / records; exit }'
