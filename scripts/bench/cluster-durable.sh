@@ -5,12 +5,16 @@
 #
 #   scripts/bench/cluster-durable.sh [SENDERS...]     (default 8 64)
 #
-# For every sender count and run: a fresh redis-server (appendonly yes, appendfsync always) on
-# REDIS_CPU [SERVER_CPU] and a fresh cluster node on it on SERVER_CPU [1], and wsload durable on
-# LOAD_CPU [0] (two cores: Redis shares a core with the node or with the load) (scripts/bench/run chat-durable with SERVER_ARGS=--redis). Then
-# the single node alone (chat-durable) and redis-server alone under redis-benchmark -t rpush
-# -d 64 with as many clients (redis-rpush). Knobs as scripts/bench/run's (BIN, RUNS, DURATION,
-# WARMUP, DATA_ROOT, ...); results under OUT_DIR [/tmp/bench-cluster-durable-TIME].
+# RUNS rounds per sender count; each round runs the three sides one after the other, in an order
+# that turns with the round (the VM's speed drifts within minutes, so a side measured in a block
+# of its own runs in another window): a fresh redis-server (appendonly yes, appendfsync always)
+# on REDIS_CPU [SERVER_CPU] with a fresh cluster node on it on SERVER_CPU [1] and wsload durable
+# on LOAD_CPU [0] (two cores: Redis shares a core with the node or with the load; scripts/bench/run
+# chat-durable with SERVER_ARGS=--redis), the single node alone (chat-durable), and redis-server
+# alone under redis-benchmark -t rpush -d 64 with as many clients (redis-rpush). Prints each
+# side's medians, the ratio of the medians and each round's ratio. Knobs as scripts/bench/run's
+# (BIN, RUNS, DURATION, WARMUP, DATA_ROOT, ...); results under OUT_DIR
+# [/tmp/bench-cluster-durable-TIME].
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=scripts/bench/lib.sh
@@ -31,26 +35,54 @@ stop_redis() {
 }
 trap stop_redis EXIT
 
+# cluster_run SENDERS ROUND: one run through a fresh redis-server and a fresh node on it.
+cluster_run() {
+    local senders="$1" round="$2" port
+    redis_dir="$(mktemp -d "$DATA_ROOT/bench-cluster-redis.XXXXXX")"
+    port="$(free_port)"
+    taskset -c "${REDIS_CPU:-$SERVER_CPU}" redis-server --port "$port" --bind 127.0.0.1 --dir "$redis_dir" --appendonly yes \
+        --appendfsync always --save '' > "$OUT_DIR/redis.log" 2>&1 &
+    redis_pid=$!
+    until redis-cli -p "$port" ping > /dev/null 2>&1; do sleep 0.05; done
+    SERVER_ARGS="--redis redis://127.0.0.1:$port" RUNS=1 OUT_DIR="$OUT_DIR/cluster-$senders-$round" \
+        "$here/run" chat-durable "$senders" > /dev/null 2>&1
+    grep "^{" "$OUT_DIR/cluster-$senders-$round/durable-$senders.jsonl" >> "$OUT_DIR/cluster-$senders.jsonl"
+    stop_redis
+}
+
+# single_run / rpush_run SENDERS ROUND: the single node's own journal, and RPUSH.
+single_run() {
+    RUNS=1 OUT_DIR="$OUT_DIR/single-$1-$2" "$here/run" chat-durable "$1" > /dev/null 2>&1
+    grep '^{' "$OUT_DIR/single-$1-$2/durable-$1.jsonl" >> "$OUT_DIR/single-$1.jsonl"
+}
+
+rpush_run() {
+    RUNS=1 OUT_DIR="$OUT_DIR/rpush-$1-$2" "$here/run" redis-rpush "$1" > /dev/null 2>&1
+    grep '^{' "$OUT_DIR/rpush-$1-$2/redis-$1.jsonl" >> "$OUT_DIR/rpush-$1.jsonl"
+}
+
 for senders in "$@"; do
-    for run in $(seq "$RUNS"); do
-        redis_dir="$(mktemp -d "$DATA_ROOT/bench-cluster-redis.XXXXXX")"
-        port="$(free_port)"
-        taskset -c "${REDIS_CPU:-$SERVER_CPU}" redis-server --port "$port" --bind 127.0.0.1 --dir "$redis_dir" --appendonly yes \
-            --appendfsync always --save '' > "$OUT_DIR/redis.log" 2>&1 &
-        redis_pid=$!
-        until redis-cli -p "$port" ping > /dev/null 2>&1; do sleep 0.05; done
-        SERVER_ARGS="--redis redis://127.0.0.1:$port" RUNS=1 OUT_DIR="$OUT_DIR/cluster-$senders-$run" \
-            "$here/run" chat-durable "$senders" > /dev/null 2>&1
-        cat "$OUT_DIR/cluster-$senders-$run/durable-$senders.jsonl" >> "$OUT_DIR/cluster-$senders.jsonl"
-        stop_redis
+    for round in $(seq "$RUNS"); do
+        case $((round % 3)) in
+            1) cluster_run "$senders" "$round"; rpush_run "$senders" "$round"; single_run "$senders" "$round" ;;
+            2) rpush_run "$senders" "$round"; single_run "$senders" "$round"; cluster_run "$senders" "$round" ;;
+            0) single_run "$senders" "$round"; cluster_run "$senders" "$round"; rpush_run "$senders" "$round" ;;
+        esac
     done
 done
-echo "# through Redis (node on core $SERVER_CPU, redis-server on core ${REDIS_CPU:-$SERVER_CPU}):" >&2
 for senders in "$@"; do
-    median "$OUT_DIR/cluster-$senders.jsonl" acked_per_s ack_latency_us.p50 ack_latency_us.p99 \
-        server_us_per_ack >&2
+    echo "# $senders senders, $RUNS rounds; through Redis (node on core $SERVER_CPU, redis-server on core ${REDIS_CPU:-$SERVER_CPU}):" >&2
+    median "$OUT_DIR/cluster-$senders.jsonl" acked_per_s ack_latency_us.p50 ack_latency_us.p99 server_us_per_ack >&2
+    echo "# the single node's own journal:" >&2
+    median "$OUT_DIR/single-$senders.jsonl" acked_per_s ack_latency_us.p99 server_us_per_ack >&2
+    echo "# redis-benchmark RPUSH, appendfsync always:" >&2
+    median "$OUT_DIR/rpush-$senders.jsonl" rps p99_ms server_us_per_req >&2
+    python3 - "$OUT_DIR/cluster-$senders.jsonl" "$OUT_DIR/rpush-$senders.jsonl" >&2 << 'PY'
+import json, statistics, sys
+ours = [json.loads(l)["acked_per_s"] for l in open(sys.argv[1]) if l.startswith("{")]
+rpush = [json.loads(l)["rps"] for l in open(sys.argv[2]) if l.startswith("{")]
+rounds = ", ".join(f"{100 * a / b:.0f}" for a, b in zip(ours, rpush))
+print(f"# through Redis {statistics.median(ours):,.0f} acked/s, RPUSH {statistics.median(rpush):,.0f}/s: "
+      f"{100 * statistics.median(ours) / statistics.median(rpush):.0f}% (rounds: {rounds})")
+PY
 done
-echo "# the single node's own journal:" >&2
-RUNS="$RUNS" OUT_DIR="$OUT_DIR/single" "$here/run" chat-durable "$@" 2> /dev/null | grep '"runs"' >&2
-echo "# redis-benchmark RPUSH, appendfsync always:" >&2
-RUNS="$RUNS" OUT_DIR="$OUT_DIR/rpush" "$here/run" redis-rpush "$@" 2> /dev/null | grep '"runs"' >&2
