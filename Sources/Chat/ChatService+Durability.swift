@@ -43,13 +43,17 @@ extension ChatService {
                              mutationCount: 1)
             }
         }
-        // The completions run out of the queue: they may add to it. A `finish` inside one
-        // (none does today) would find the spare array taken and use a new one.
+        // The completions run out of the queue: they may add to it, and what they add up to
+        // `ticket` runs in this call too. A `finish` inside one (none does today) would find
+        // the spare array taken and use a new one.
         var ready: [PendingCompletion] = []
         swap(&ready, &readyCompletions)
-        pending.removeCompletions(through: ticket, into: &ready)
-        for completion in ready { completion.run(succeeded) }
-        ready.removeAll(keepingCapacity: true)
+        while true {
+            pending.removeCompletions(through: ticket, into: &ready)
+            guard !ready.isEmpty else { break }
+            for completion in ready { completion.run(succeeded) }
+            ready.removeAll(keepingCapacity: true)
+        }
         swap(&ready, &readyCompletions)
     }
 

@@ -20,7 +20,6 @@ enum SegmentFormat {
 
     /// Appends a record line (newline included); returns its length without the newline and
     /// where the id stands in `out`, quoted and escaped, for its index line.
-    @discardableResult
     static func appendRecord(
         id: String, value: UnsafeRawBufferPointer?, moved: Bool = false, to out: inout [UInt8]
     ) -> (length: Int, quotedID: Range<Int>) {

@@ -59,3 +59,20 @@ private func message(_ id: String, clientId: String? = nil) -> ChatMessage {
     pending.removeCompletions(through: .max, into: &ready)
     #expect(ready.map(\.ticket) == stride(from: 3100, through: 6000, by: 100).map(UInt64.init))
 }
+
+@Test func aCompletionAddedWhileCompletionsRunRunsInTheSameFinishWhenItsTicketIsDurable() throws {
+    let harness = try Harness()
+    let service = harness.service
+    var ran: [String] = []
+    service.committed(5) { _ in
+        ran.append("5")
+        service.committed(3) { _ in ran.append("3, added by 5") }
+        service.committed(6) { _ in ran.append("6, added by 5") }
+    }
+    service.durable(through: 5)
+    #expect(ran == ["5", "3, added by 5"])
+    #expect(service.hasPendingWrites, "6 is not durable yet")
+    service.durable(through: 6)
+    #expect(ran == ["5", "3, added by 5", "6, added by 5"])
+    #expect(!service.hasPendingWrites)
+}
