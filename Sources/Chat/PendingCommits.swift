@@ -25,7 +25,7 @@ struct PendingCommits {
     /// Adds `completion` and `message`, which joins the history of `group` once `ticket` is
     /// durable. The message is moved in: a copy would retain each of its strings.
     mutating func add(_ ticket: UInt64, message: consuming ChatMessage, in group: String, completion: @escaping (Bool) -> Void) {
-        completions.append(PendingCompletion(ticket: ticket, run: completion))
+        add(ticket, completion: completion)
         if let clientId = message.clientId {
             byClient[ClientMessageKey(user: message.user, clientId: clientId)] = (ticket, group, message)
         }
