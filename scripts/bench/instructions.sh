@@ -16,7 +16,10 @@
 # left to finish them, and the instructions inside them (its thread's `runCheckpoint`) divided by
 # the records they wrote to segments are printed as `compactor instr/record` (set
 # SWITCHBOARD_COMPACT_AFTER_BYTES, e.g. 2000000, so that the slow run reaches checkpoints).
-# Needs valgrind (apt-get install valgrind). Results under OUT_DIR [/tmp/bench-instructions-TIME].
+# With CLUSTER=1 each run's server is a cluster node on a fresh redis-server of its own
+# (appendonly yes, appendfsync always, on SERVER_CPU), and the load starts once the node is ready.
+# Needs valgrind (apt-get install valgrind), and redis-server for CLUSTER=1. Results under OUT_DIR
+# [/tmp/bench-instructions-TIME].
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=scripts/bench/lib.sh
@@ -30,17 +33,32 @@ SENDERS="${SENDERS:-64}"
 SHORT="${SHORT:-3}"
 LONG="${LONG:-15}"
 
+if [ -n "${CLUSTER:-}" ]; then
+    command -v redis-server > /dev/null || { echo "instructions: CLUSTER=1 needs redis-server (apt-get install redis-server)" >&2; exit 2; }
+fi
+redis_pid=""
+trap '[ -z "$redis_pid" ] || kill "$redis_pid" 2> /dev/null || true' EXIT
+
 # One run: leaves the profiles in $dir and "acks loop_instructions all_instructions loop_profile"
 # in $dir/count.
 count_run() {
-    local bin="$1" dir="$2" seconds="$3" port i config=()
+    local bin="$1" dir="$2" seconds="$3" port i config=() cluster=() redis_port
     [ -n "$SB_CONFIG" ] && [ -f "$SB_CONFIG" ] && config=(--config "$SB_CONFIG")
     mkdir -p "$dir"
+    if [ -n "${CLUSTER:-}" ]; then
+        redis_port="$(free_port)"
+        mkdir -p "$dir/redis"
+        taskset -c "$SERVER_CPU" redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$dir/redis" --appendonly yes \
+            --appendfsync always --save '' > "$dir/redis.log" 2>&1 &
+        redis_pid=$!
+        until redis-cli -p "$redis_port" ping > /dev/null 2>&1; do sleep 0.05; done
+        cluster=(--redis "redis://127.0.0.1:$redis_port")
+    fi
     # As server_start starts it, under callgrind; the server re-executes itself once (glibc's
     # thread cache), and valgrind follows it.
     (cd "$dir" && exec env "${BENCH_LIMITS[@]}" taskset -c "$SERVER_CPU" \
         valgrind --tool=callgrind --trace-children=yes --separate-threads=yes --callgrind-out-file="$dir/callgrind.out" \
-        "$bin" serve "${config[@]}" --host 127.0.0.1 --port 0 --tls-port 0 --data "$dir/data" --log-level error \
+        "$bin" serve "${config[@]}" --host 127.0.0.1 --port 0 --tls-port 0 --data "$dir/data" --log-level error "${cluster[@]}" \
         > "$dir/server.log" 2>&1) &
     local pid=$!
     for i in $(seq 600); do
@@ -50,6 +68,13 @@ count_run() {
         sleep 0.1
     done
     [ -n "$port" ] || { echo "instructions: the server did not start within 60 s" >&2; kill "$pid"; exit 1; }
+    # A cluster node takes changes once it has read the journal to its end.
+    if [ -n "${CLUSTER:-}" ]; then
+        for i in $(seq 3000); do
+            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz" || true)" = 200 ] && break
+            sleep 0.1
+        done
+    fi
     # A server under callgrind runs tens of times slower: the set-up's signup (a password hash)
     # may take minutes on a busy machine, the last acks seconds (--connect-timeout and --drain
     # wait up to 300 and 60 s, and no longer than they take).
@@ -63,6 +88,11 @@ count_run() {
     done
     kill "$pid"
     wait "$pid" 2> /dev/null || true
+    if [ -n "$redis_pid" ]; then
+        kill "$redis_pid"
+        wait "$redis_pid" 2> /dev/null || true
+        redis_pid=""
+    fi
     python3 - "$dir" > "$dir/count" << 'EOF'
 import glob, json, sys
 d = sys.argv[1]
