@@ -122,5 +122,6 @@ if Context.environment["SWITCHBOARD_FUZZ"] == "1" {
         fuzzTarget("json", ["JSON"]),
         fuzzTarget("chat-request", ["Chat", "JSON"]),
         fuzzTarget("store", ["Store", "JSON", "Posix", .product(name: "Logging", package: "swift-log")]),
+        fuzzTarget("resp", ["Redis"]),
     ]
 }

@@ -2,9 +2,11 @@
 ///
 /// A pure state machine in the manner of the WebSocket frame decoder: `receive` takes any
 /// split of the stream (one byte at a time included) and appends each value completed so
-/// far; bytes of an unfinished value wait in `pending`. An unfinished value is parsed again
-/// from its start when more bytes come, which costs little since a bulk string's length is
-/// read first and its bytes are only checked for being there. What is not RESP (a bad type
+/// far; bytes of an unfinished value wait in `pending`. A value is checked whole before any of
+/// it is built, so an unfinished one is only checked again from its start when more bytes
+/// come, which costs little since a bulk string's length is read first and its bytes are only
+/// checked for being there. (Built as it was checked, a journal catch-up of 2,000 large entries
+/// arriving 256 KiB at a time copied every bulk string that had come, once per read.) What is not RESP (a bad type
 /// byte, a length that is no number or out of range, nesting past `maxDepth`) throws: the
 /// stream cannot be resynchronised, so the connection is dropped.
 public struct RESPParser {
@@ -33,14 +35,26 @@ public struct RESPParser {
     public var bufferedBytes: Int { pending.count - start }
 
     /// Appends every value `bytes` completes to `values`.
+    ///
+    /// With nothing pending, values are read from `bytes` where they lie and only an
+    /// unfinished value's bytes are kept: a cluster node's journal entries came back through
+    /// `pending` in a copy of every change (BENCHMARKS.md).
     public mutating func receive(_ bytes: UnsafeRawBufferPointer, into values: inout [RESPValue]) throws(Malformed) {
-        pending.append(contentsOf: bytes)
-        while start < pending.count {
-            var cursor = start
-            guard let value = try parse(at: &cursor, depth: 0) else { break }
-            values.append(value)
-            start = cursor
+        guard pending.isEmpty else {
+            pending.append(contentsOf: bytes)
+            try parsePending(into: &values)
+            return
         }
+        let used = try parseValues(in: bytes, from: 0, into: &values)
+        if used < bytes.count { pending.append(contentsOf: bytes[used...]) }
+    }
+
+    private mutating func parsePending(into values: inout [RESPValue]) throws(Malformed) {
+        var result: Result<Int, Malformed> = .success(start)
+        pending.withUnsafeBytes { buffer in
+            result = Result { () throws(Malformed) in try parseValues(in: buffer, from: start, into: &values) }
+        }
+        start = try result.get()
         if start == pending.count {
             pending.removeAll(keepingCapacity: pending.capacity <= 64 * 1024)
             start = 0
@@ -48,6 +62,18 @@ public struct RESPParser {
             pending.removeFirst(start)
             start = 0
         }
+    }
+
+    /// Appends the whole values of `buffer` from `offset` on; returns where the first
+    /// unfinished one starts (or the end).
+    private func parseValues(in buffer: UnsafeRawBufferPointer, from offset: Int, into values: inout [RESPValue]) throws(Malformed) -> Int {
+        var start = offset
+        while start < buffer.count {
+            var end = start
+            guard try skip(buffer, at: &end, depth: 0) else { break }
+            values.append(value(buffer, at: &start))
+        }
+        return start
     }
 
     public mutating func receive(_ bytes: [UInt8], into values: inout [RESPValue]) throws(Malformed) {
@@ -62,58 +88,84 @@ public struct RESPParser {
         if let failure { throw failure }
     }
 
-    /// Parses one value at `cursor`, moving it past the value; nil when the value is not
-    /// complete yet (the cursor is then meaningless).
-    private func parse(at cursor: inout Int, depth: Int) throws(Malformed) -> RESPValue? {
+    /// Checks the value at `cursor` and moves the cursor past it; false when the value is not
+    /// complete yet (the cursor is then meaningless). Builds nothing: an unfinished array is
+    /// checked again when more bytes come, and only its headers are read again.
+    private func skip(_ buffer: UnsafeRawBufferPointer, at cursor: inout Int, depth: Int) throws(Malformed) -> Bool {
         guard depth <= limits.maxDepth else { throw Malformed(description: "RESP nesting deeper than \(limits.maxDepth)") }
-        guard cursor < pending.count else { return nil }
-        let type = pending[cursor]
+        guard cursor < buffer.count else { return false }
+        let type = buffer[cursor]
         cursor += 1
-        guard let line = self.line(at: &cursor) else { return nil }
+        guard let line = Self.line(buffer, at: &cursor) else { return false }
         switch type {
-        case UInt8(ascii: "+"):
-            return .simple(String(decoding: line, as: UTF8.self))
-        case UInt8(ascii: "-"):
-            return .error(String(decoding: line, as: UTF8.self))
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            return true
         case UInt8(ascii: ":"):
-            return .integer(try number(line, "integer"))
+            _ = try Self.number(buffer, line, "integer")
+            return true
         case UInt8(ascii: "$"):
-            let length = try number(line, "bulk string length")
-            if length == -1 { return .bulk(nil) }
+            let length = try Self.number(buffer, line, "bulk string length")
+            if length == -1 { return true }
             guard (0...limits.maxBulkBytes).contains(length) else {
                 throw Malformed(description: "RESP bulk string length \(length) out of range")
             }
-            guard pending.count - cursor >= length + 2 else { return nil }
-            let bytes = Array(pending[cursor..<cursor + length])
-            guard pending[cursor + length] == 13, pending[cursor + length + 1] == 10 else {
+            guard buffer.count - cursor >= length + 2 else { return false }
+            guard buffer[cursor + length] == 13, buffer[cursor + length + 1] == 10 else {
                 throw Malformed(description: "RESP bulk string not followed by CRLF")
             }
             cursor += length + 2
-            return .bulk(bytes)
+            return true
         case UInt8(ascii: "*"):
-            let count = try number(line, "array length")
-            if count == -1 { return .array(nil) }
+            let count = try Self.number(buffer, line, "array length")
+            if count == -1 { return true }
             guard (0...limits.maxArrayCount).contains(count) else {
                 throw Malformed(description: "RESP array length \(count) out of range")
             }
-            var elements: [RESPValue] = []
-            elements.reserveCapacity(min(count, 1024))
             for _ in 0..<count {
-                guard let element = try parse(at: &cursor, depth: depth + 1) else { return nil }
-                elements.append(element)
+                guard try skip(buffer, at: &cursor, depth: depth + 1) else { return false }
             }
-            return .array(elements)
+            return true
         default:
             throw Malformed(description: "RESP type byte \(type) is not one of + - : $ *")
         }
     }
 
-    /// The bytes up to the next CRLF, with the cursor moved past it; nil when no CRLF came yet.
-    private func line(at cursor: inout Int) -> ArraySlice<UInt8>? {
+    /// The value at `cursor`, which `skip` found whole, with the cursor moved past it.
+    private func value(_ buffer: UnsafeRawBufferPointer, at cursor: inout Int) -> RESPValue {
+        let type = buffer[cursor]
+        cursor += 1
+        let line = Self.line(buffer, at: &cursor)!
+        let text = UnsafeRawBufferPointer(rebasing: buffer[line])
+        switch type {
+        case UInt8(ascii: "+"):
+            return .simple(String(decoding: text, as: UTF8.self))
+        case UInt8(ascii: "-"):
+            return .error(String(decoding: text, as: UTF8.self))
+        case UInt8(ascii: ":"):
+            return .integer(try! Self.number(buffer, line, "integer"))
+        case UInt8(ascii: "$"):
+            let length = try! Self.number(buffer, line, "bulk string length")
+            if length == -1 { return .bulk(nil) }
+            let bytes = Array(buffer[cursor..<cursor + length])
+            cursor += length + 2
+            return .bulk(bytes)
+        default:
+            let count = try! Self.number(buffer, line, "array length")
+            if count == -1 { return .array(nil) }
+            var elements: [RESPValue] = []
+            elements.reserveCapacity(count)
+            for _ in 0..<count { elements.append(value(buffer, at: &cursor)) }
+            return .array(elements)
+        }
+    }
+
+    /// Where the bytes up to the next CRLF lie, with the cursor moved past it; nil when no CRLF
+    /// came yet.
+    private static func line(_ buffer: UnsafeRawBufferPointer, at cursor: inout Int) -> Range<Int>? {
         var index = cursor
-        while index + 1 < pending.count {
-            if pending[index] == 13 && pending[index + 1] == 10 {
-                let line = pending[cursor..<index]
+        while index + 1 < buffer.count {
+            if buffer[index] == 13 && buffer[index + 1] == 10 {
+                let line = cursor..<index
                 cursor = index + 2
                 return line
             }
@@ -122,9 +174,23 @@ public struct RESPParser {
         return nil
     }
 
-    private func number(_ line: ArraySlice<UInt8>, _ what: String) throws(Malformed) -> Int {
-        guard let value = Int(String(decoding: line, as: UTF8.self)) else {
-            throw Malformed(description: "RESP \(what) is not a number")
+    /// A signed decimal (`[+|-]digits`, as the protocol writes integers and lengths), read
+    /// from the bytes: making a string of each header to parse it was two allocations per
+    /// journal entry's field.
+    private static func number(_ buffer: UnsafeRawBufferPointer, _ line: Range<Int>, _ what: String) throws(Malformed) -> Int {
+        var index = line.lowerBound
+        let negative = index < line.upperBound && buffer[index] == UInt8(ascii: "-")
+        if index < line.upperBound && (negative || buffer[index] == UInt8(ascii: "+")) { index += 1 }
+        guard index < line.upperBound else { throw Malformed(description: "RESP \(what) is not a number") }
+        var value = 0
+        while index < line.upperBound {
+            let digit = buffer[index] &- UInt8(ascii: "0")
+            let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowedToo) = negative
+                ? shifted.subtractingReportingOverflow(Int(digit)) : shifted.addingReportingOverflow(Int(digit))
+            guard digit < 10, !overflowed, !overflowedToo else { throw Malformed(description: "RESP \(what) is not a number") }
+            value = next
+            index += 1
         }
         return value
     }

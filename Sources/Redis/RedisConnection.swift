@@ -67,7 +67,7 @@ public final class RedisConnection: EventHandler, Flushable {
     }
 
     /// Queues `command` (encoded RESP) for the next flush; only while `isReady`.
-    public func send(_ command: [UInt8]) {
+    public func send(_ command: ByteChunk) {
         precondition(isReady, "commands are sent on a ready connection")
         enqueue(command)
     }
@@ -115,8 +115,8 @@ public final class RedisConnection: EventHandler, Flushable {
         }
     }
 
-    private func enqueue(_ command: [UInt8]) {
-        queue.append(ByteChunk(command))
+    private func enqueue(_ command: ByteChunk) {
+        queue.append(command)
         if !flushPending {
             flushPending = true
             loop.flushLater(self)

@@ -1,3 +1,4 @@
+import Bytes
 import Redis
 import Testing
 
@@ -49,8 +50,15 @@ private func parseEverySplit(_ text: String) throws -> [RESPValue] {
     #expect(values == [.bulk(Array("0123456789".utf8)), .integer(1)])
 }
 
+@Test func readsIntegersToTheirLimits() throws {
+    let values = try parseEverySplit(":9223372036854775807\r\n:-9223372036854775808\r\n:+5\r\n:007\r\n:-0\r\n$+2\r\nab\r\n")
+    #expect(values == [.integer(.max), .integer(.min), .integer(5), .integer(7), .integer(0), .bulk(Array("ab".utf8))])
+}
+
 @Test func refusesWhatIsNotRESP() {
-    for text in ["?x\r\n", ":12a\r\n", "$abc\r\n", "$-2\r\n", "$3\r\nabcXY", "*-5\r\n", "$999999999999\r\n"] {
+    for text in ["?x\r\n", ":12a\r\n", "$abc\r\n", "$-2\r\n", "$3\r\nabcXY", "*-5\r\n", "$999999999999\r\n",
+                 ":\r\n", ":-\r\n", ":+\r\n", ": 1\r\n", ":1 \r\n", ":9223372036854775808\r\n", ":-9223372036854775809\r\n",
+                 "*1\r\n:x\r\n"] {
         var parser = RESPParser()
         var values: [RESPValue] = []
         #expect(throws: RESPParser.Malformed.self, "\(text)") { try parser.receive(Array(text.utf8), into: &values) }
@@ -66,6 +74,24 @@ private func parseEverySplit(_ text: String) throws -> [RESPValue] {
 }
 
 @Test func encodesCommandsAsArraysOfBulkStrings() {
-    #expect(RESPCommand.encode(["SET", "k", ""]) == Array("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n".utf8))
-    #expect(RESPCommand.encode([[0, 13, 10]]) == Array("*1\r\n$3\r\n".utf8) + [0, 13, 10] + [13, 10])
+    #expect(RESPCommand.encode(["SET", "k", ""]).array == Array("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n".utf8))
+    #expect(RESPCommand.encode([[0, 13, 10]]).array == Array("*1\r\n$3\r\n".utf8) + [0, 13, 10] + [13, 10])
+    #expect(RESPCommand.encode([] as [String]).array == Array("*0\r\n".utf8))
+}
+
+/// Lengths at every change of width, in the header and in the bulk strings, and back through
+/// the parser.
+@Test func encodesLengthsOfEveryWidth() throws {
+    for length in [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 12345] {
+        let argument = (0..<length).map { UInt8(truncatingIfNeeded: $0) }
+        let arguments = Array(repeating: argument, count: length % 13)
+        let encoded = RESPCommand.encode(arguments).array
+        var expected = Array("*\(arguments.count)\r\n".utf8)
+        for argument in arguments { expected += Array("$\(argument.count)\r\n".utf8) + argument + [13, 10] }
+        #expect(encoded == expected, "length \(length)")
+        var parser = RESPParser()
+        var values: [RESPValue] = []
+        try parser.receive(encoded, into: &values)
+        #expect(values == [.array(arguments.map { .bulk($0) })])
+    }
 }
