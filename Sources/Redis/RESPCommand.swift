@@ -4,8 +4,8 @@ import Bytes
 public enum RESPCommand {
     /// The command as the chunk a connection's write queue sends, written in place: a
     /// cluster node's journal entry carries a loop iteration's changes, and an array encoded
-    /// first was copied once more into the chunk (a memcpy of every change, about 225
-    /// instructions per acknowledged send; BENCHMARKS.md).
+    /// first was copied once more into the chunk (BENCHMARKS.md, "A cluster node's
+    /// instructions").
     public static func encode(_ arguments: [[UInt8]]) -> ByteChunk {
         var count = 1 + digits(arguments.count) + 2
         for argument in arguments { count += 1 + digits(argument.count) + 2 + argument.count + 2 }

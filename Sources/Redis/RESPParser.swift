@@ -5,10 +5,9 @@
 /// far; bytes of an unfinished value wait in `pending`. A value is checked whole before any of
 /// it is built, so an unfinished one is only checked again from its start when more bytes
 /// come, which costs little since a bulk string's length is read first and its bytes are only
-/// checked for being there. (Built as it was checked, a journal catch-up of 2,000 large entries
-/// arriving 256 KiB at a time copied every bulk string that had come, once per read.) What is not RESP (a bad type
-/// byte, a length that is no number or out of range, nesting past `maxDepth`) throws: the
-/// stream cannot be resynchronised, so the connection is dropped.
+/// checked for being there; nothing of it is copied until it is whole. What is not RESP (a
+/// bad type byte, a length that is no number or out of range, nesting past `maxDepth`) throws:
+/// the stream cannot be resynchronised, so the connection is dropped.
 public struct RESPParser {
     public struct Limits: Sendable {
         public var maxBulkBytes = 512 << 20
@@ -37,8 +36,9 @@ public struct RESPParser {
     /// Appends every value `bytes` completes to `values`.
     ///
     /// With nothing pending, values are read from `bytes` where they lie and only an
-    /// unfinished value's bytes are kept: a cluster node's journal entries came back through
-    /// `pending` in a copy of every change (BENCHMARKS.md).
+    /// unfinished value's bytes are kept: a cluster node's journal entries, read back, went
+    /// through `pending` in a copy of every change (BENCHMARKS.md, "A cluster node's
+    /// instructions").
     public mutating func receive(_ bytes: UnsafeRawBufferPointer, into values: inout [RESPValue]) throws(Malformed) {
         guard pending.isEmpty else {
             pending.append(contentsOf: bytes)

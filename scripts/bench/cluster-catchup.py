@@ -4,9 +4,10 @@
     scripts/bench/cluster-catchup.py [MESSAGES] [RUNS]      (default 1000000 3)
 
 Starts a redis-server (no persistence) on SERVER_CPU [1], fills the cluster's journal with one
-user, GROUPS [100] groups and MESSAGES messages of 64 characters, one journal entry per message
-(the most entries a node can meet for that many messages; under load a node writes many per
-entry), through `redis-cli --pipe`. Then, RUNS times, starts a node (BIN
+user, GROUPS [100] groups and MESSAGES messages of 64 characters, PER_ENTRY [1] messages per
+journal entry (1: the most entries a node can meet for that many messages; under load a node
+writes a loop iteration's changes, 20 to 60 at 64 durable senders, per entry), through
+`redis-cli --pipe`. Then, RUNS times, starts a node (BIN
 [.build/release/switchboard]) on an empty data folder, pinned to SERVER_CPU as well, and measures
 the seconds from its start to `/readyz` answering 200: it has read and applied the whole journal.
 Each run checks the node's `switchboard_messages_stored` and prints one JSON line; the median
@@ -28,6 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BIN = os.environ.get("BIN", os.path.join(ROOT, ".build", "release", "switchboard"))
 SERVER_CPU = os.environ.get("SERVER_CPU", "1")
 GROUPS = int(os.environ.get("GROUPS", "100"))
+PER_ENTRY = int(os.environ.get("PER_ENTRY", "1"))
 STREAM = b"switchboard:journal"
 
 
@@ -55,10 +57,12 @@ def journal(messages):
                 b'"name":"group %d","userList":{"bench":true}}}\n' % (group, created, group, group))
         yield command(b"XADD", STREAM, b"*", b"o", b"bench/0", b"t", b"2", b"m", line)
     text = b"x" * 64
-    for number in range(messages):
-        line = (b'{"op":"set","path":["Messages","g%03d","-M%018d"],"value":{"createdAt":%d,"message":"%s",'
-                b'"user":"bench"}}\n' % (number % GROUPS, number, created + number, text))
-        yield command(b"XADD", STREAM, b"*", b"o", b"bench/0", b"t", b"%d" % (number + 3), b"m", line)
+    for first in range(0, messages, PER_ENTRY):
+        lines = b"".join(
+            b'{"op":"set","path":["Messages","g%03d","-M%018d"],"value":{"createdAt":%d,"message":"%s",'
+            b'"user":"bench"}}\n' % (number % GROUPS, number, created + number, text)
+            for number in range(first, min(first + PER_ENTRY, messages)))
+        yield command(b"XADD", STREAM, b"*", b"o", b"bench/0", b"t", b"%d" % (first + 3), b"m", lines)
 
 
 def fill(port, messages):
@@ -105,7 +109,7 @@ def run(port, messages, number):
         metrics = status(f"http://127.0.0.1:{http}/metrics")[1]
         stored = next(int(float(line.split()[-1])) for line in metrics.splitlines()
                       if line.startswith("switchboard_messages_stored "))
-        line = {"run": number, "messages": messages, "entries": messages + GROUPS + 1,
+        line = {"run": number, "messages": messages, "entries": -(-messages // PER_ENTRY) + GROUPS + 1,
                 "ready_s": round(seconds, 3), "stored": stored, "ok": stored == messages}
         print(json.dumps(line), flush=True)
         return line

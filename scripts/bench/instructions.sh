@@ -44,6 +44,8 @@ trap '[ -z "$redis_pid" ] || kill "$redis_pid" 2> /dev/null || true' EXIT
 count_run() {
     local bin="$1" dir="$2" seconds="$3" port i config=() cluster=() redis_port
     [ -n "$SB_CONFIG" ] && [ -f "$SB_CONFIG" ] && config=(--config "$SB_CONFIG")
+    # A fresh folder: a build named twice would start on the data of its earlier run.
+    rm -rf "$dir"
     mkdir -p "$dir"
     if [ -n "${CLUSTER:-}" ]; then
         redis_port="$(free_port)"
