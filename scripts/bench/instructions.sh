@@ -37,7 +37,8 @@ if [ -n "${CLUSTER:-}" ]; then
     command -v redis-server > /dev/null || { echo "instructions: CLUSTER=1 needs redis-server (apt-get install redis-server)" >&2; exit 2; }
 fi
 redis_pid=""
-trap '[ -z "$redis_pid" ] || kill "$redis_pid" 2> /dev/null || true' EXIT
+# lib.sh's own exit trap (server_stop) first, then the run's redis-server.
+trap 'server_stop; [ -z "$redis_pid" ] || kill "$redis_pid" 2> /dev/null || true' EXIT
 
 # One run: leaves the profiles in $dir and "acks loop_instructions all_instructions loop_profile"
 # in $dir/count.
