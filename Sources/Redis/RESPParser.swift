@@ -130,7 +130,9 @@ public struct RESPParser {
         }
     }
 
-    /// The value at `cursor`, which `skip` found whole, with the cursor moved past it.
+    /// The value at `cursor`, which `skip` found whole, with the cursor moved past it. Its
+    /// headers are read a second time here, a few bytes each, where building a value as it was
+    /// checked copied the bulk strings of every unfinished array again at each read.
     private func value(_ buffer: UnsafeRawBufferPointer, at cursor: inout Int) -> RESPValue {
         let type = buffer[cursor]
         cursor += 1
