@@ -10,7 +10,8 @@ import Redis
 // in pieces, an unfinished value's bytes wait in the parser and are read from there, so the two
 // ways check each other.
 
-/// The values `pieces` give one after another, the bytes left waiting, and whether they were refused.
+/// The values `data` gives read in pieces ending at `cuts` (ascending) and at its end, the bytes
+/// left waiting, and whether it was refused.
 func read(_ data: UnsafeRawBufferPointer, cuts: [Int]) -> (values: [RESPValue], waiting: Int, refused: Bool) {
     var limits = RESPParser.Limits()
     limits.maxDepth = 8

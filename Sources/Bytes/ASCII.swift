@@ -27,6 +27,32 @@ public enum ASCII {
     @inlinable public static var openBrace: UInt8 { 0x7B }
     @inlinable public static var closeBrace: UInt8 { 0x7D }
 
+    /// How many bytes the decimal form of `value` takes, a minus sign included.
+    @inlinable
+    public static func decimalCount(_ value: Int64) -> Int {
+        var count = value < 0 ? 2 : 1
+        var rest = value.magnitude
+        while rest >= 10 {
+            rest /= 10
+            count += 1
+        }
+        return count
+    }
+
+    /// Writes the decimal form of `value`, `count` (`decimalCount(value)`) bytes, at `start`.
+    @inlinable
+    public static func writeDecimal(_ value: Int64, count: Int, at start: UnsafeMutableRawPointer) {
+        // Digits come out least significant first, so they are written from the end backwards.
+        var magnitude = value.magnitude
+        var position = count
+        repeat {
+            position -= 1
+            start.storeBytes(of: zero &+ UInt8(magnitude % 10), toByteOffset: position, as: UInt8.self)
+            magnitude /= 10
+        } while magnitude > 0
+        if value < 0 { start.storeBytes(of: minus, as: UInt8.self) }
+    }
+
     /// Lower-cases an ASCII letter; any other byte is returned unchanged.
     @inlinable
     public static func lowercased(_ byte: UInt8) -> UInt8 {

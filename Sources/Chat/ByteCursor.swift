@@ -1,3 +1,4 @@
+import Bytes
 import JSON
 
 /// Writes bytes one after another into memory sized beforehand, or only counts them.
@@ -58,8 +59,8 @@ struct ByteCursor {
     /// The decimal digits of `value`; returns where they lie.
     mutating func writeInteger(_ value: Int64) -> Range<Int> {
         let start = count
-        let length = JSONEncoding.decimalCount(value)
-        if let base { JSONEncoding.writeDecimal(value, count: length, at: base + count) }
+        let length = ASCII.decimalCount(value)
+        if let base { ASCII.writeDecimal(value, count: length, at: base + count) }
         count += length
         return start..<count
     }

@@ -95,34 +95,10 @@ public enum JSONEncoding {
         }
         // Into a 20-byte stack buffer (a sign and Int64.min's 19 digits), appended once.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-            let count = decimalCount(value)
-            writeDecimal(value, count: count, at: UnsafeMutableRawPointer(buffer.baseAddress!))
+            let count = ASCII.decimalCount(value)
+            ASCII.writeDecimal(value, count: count, at: UnsafeMutableRawPointer(buffer.baseAddress!))
             out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
         }
-    }
-
-    /// How many bytes the decimal form of `value` takes, a minus sign included.
-    public static func decimalCount(_ value: Int64) -> Int {
-        var count = value < 0 ? 2 : 1
-        var rest = value.magnitude
-        while rest >= 10 {
-            rest /= 10
-            count += 1
-        }
-        return count
-    }
-
-    /// Writes the decimal form of `value`, `count` (`decimalCount(value)`) bytes, at `start`.
-    public static func writeDecimal(_ value: Int64, count: Int, at start: UnsafeMutableRawPointer) {
-        // Digits come out least significant first, so they are written from the end backwards.
-        var magnitude = value.magnitude
-        var position = count
-        repeat {
-            position -= 1
-            start.storeBytes(of: 0x30 &+ UInt8(magnitude % 10), toByteOffset: position, as: UInt8.self)
-            magnitude /= 10
-        } while magnitude > 0
-        if value < 0 { start.storeBytes(of: 0x2D, as: UInt8.self) }
     }
 
     /// Appends a double: integral values below 2^53 as integers, others in the standard

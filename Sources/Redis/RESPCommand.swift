@@ -7,49 +7,35 @@ public enum RESPCommand {
     /// first was copied once more into the chunk (BENCHMARKS.md, "A cluster node's
     /// instructions").
     public static func encode(_ arguments: [[UInt8]]) -> ByteChunk {
-        var count = 1 + digits(arguments.count) + 2
-        for argument in arguments { count += 1 + digits(argument.count) + 2 + argument.count + 2 }
+        var count = 1 + ASCII.decimalCount(Int64(arguments.count)) + 2
+        for argument in arguments { count += 1 + ASCII.decimalCount(Int64(argument.count)) + 2 + argument.count + 2 }
         return ByteChunk(count: count) { target in
+            let base = target.baseAddress!
             var offset = 0
             func put(_ byte: UInt8) {
-                target[offset] = byte
+                base.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
                 offset += 1
             }
             func header(_ type: UInt8, _ number: Int) {
                 put(type)
-                let width = digits(number)
-                var rest = number
-                for position in stride(from: offset + width - 1, through: offset, by: -1) {
-                    target[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    rest /= 10
-                }
+                let width = ASCII.decimalCount(Int64(number))
+                ASCII.writeDecimal(Int64(number), count: width, at: base + offset)
                 offset += width
-                put(13)
-                put(10)
+                put(ASCII.carriageReturn)
+                put(ASCII.lineFeed)
             }
             header(UInt8(ascii: "*"), arguments.count)
             for argument in arguments {
                 header(UInt8(ascii: "$"), argument.count)
                 argument.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: target[offset...]).copyMemory(from: $0) }
                 offset += argument.count
-                put(13)
-                put(10)
+                put(ASCII.carriageReturn)
+                put(ASCII.lineFeed)
             }
         }
     }
 
     public static func encode(_ arguments: [String]) -> ByteChunk {
         encode(arguments.map { Array($0.utf8) })
-    }
-
-    /// Decimal digits of `number` (at least 0).
-    private static func digits(_ number: Int) -> Int {
-        var count = 1
-        var rest = number
-        while rest >= 10 {
-            rest /= 10
-            count += 1
-        }
-        return count
     }
 }
