@@ -8,7 +8,8 @@ import JSON
 //
 // Invariants: a request is accepted exactly when `op` is a string and `id` is absent, a string
 // or a number; string arguments come back as they were sent, `null` as absent, other types as
-// an error; a page size is within 1...200; the reply is valid JSON carrying the same id.
+// an error; a page size is within 1...200; the reply is valid JSON carrying the same id; read
+// from the ranges of its members in its bytes, the request reads the same.
 
 let configuration = ChatConfiguration()
 let limits = JSONLimits(maxDepth: 32, maxBytes: configuration.maxRequestBytes)
@@ -18,6 +19,7 @@ let argumentNames = ["op", "id", "email", "password", "name", "token", "group", 
 
 Fuzzer.run { data in
     guard case .object(let object)? = try? JSONValue.parse(data, limits: limits) else { return }
+    checkReadFromBytes(Array(data))
     let request: ChatRequest
     do throws(ChatError) {
         request = try ChatRequest(object)
@@ -53,6 +55,27 @@ Fuzzer.run { data in
         reply(id: request.id, error: error)
     }
     reply(id: request.id, error: ChatError(.badRequest, "unknown op `\(request.op)`"))
+}
+
+/// A request read from the ranges of its members (as `ChatService.received` reads most) is
+/// refused exactly when the one made of its parsed members is, and reads the same.
+func checkReadFromBytes(_ bytes: [UInt8]) {
+    guard let spans = try? JSONValue.parseMemberSpans(bytes, limits: limits),
+          let members = try? JSONValue.parseMembers(bytes, limits: limits)
+    else { return }
+    let fromSpans = Result { () throws(ChatError) in try ChatRequest(bytes, spans: spans) }
+    let fromMembers = Result { () throws(ChatError) in try ChatRequest(members) }
+    switch (fromSpans, fromMembers) {
+    case (.success(let read), .success(let parsed)):
+        precondition(read.op == parsed.op && read.id == parsed.id, "the envelope reads otherwise from the bytes")
+        for name in argumentNames + members.map(\.key) {
+            precondition(read[name] == parsed[name], "\(name) reads otherwise from the bytes")
+        }
+    case (.failure(let readError), .failure(let parsedError)):
+        precondition(readError.message == parsedError.message, "refused otherwise from the bytes: \(readError.message)")
+    default:
+        preconditionFailure("read from the bytes \(fromSpans), from the members \(fromMembers)")
+    }
 }
 
 /// Writes the error reply as `ChatService.fail` does and checks it parses with the same id.

@@ -1,3 +1,4 @@
+import Glibc
 import JSON
 
 /// One parsed request: `{"op": "...", "id": ..., ...arguments}`.
@@ -5,25 +6,34 @@ struct ChatRequest {
     let op: String
     /// The request's `id` (a string or number), echoed in the reply; nil when absent.
     let id: JSONValue?
-    /// Every member, `op` and `id` included, in the order they came (keys distinct).
-    ///
-    /// A list, not a dictionary: a request has a handful of members and is read a few times,
-    /// so comparing keys costs less than hashing each one to build a dictionary and again to
-    /// look it up (a `send` hashed ten keys).
-    let members: [JSONParser.Member]
+    /// Every member, `op` and `id` included (keys distinct).
+    private let arguments: Arguments
     /// When the request arrived (monotonic nanoseconds), for the delivery latency of a `send`.
     var arrival: UInt64 = 0
 
+    /// A list, not a dictionary: a request has a handful of members and is read a few times,
+    /// so comparing keys costs less than hashing each one to build a dictionary and again to
+    /// look it up (a `send` hashed ten keys).
+    private enum Arguments {
+        /// Parsed members, in the order they came.
+        case members([JSONParser.Member])
+        /// The request's bytes and where each member lies in them (`JSONParser.MemberSpan`): a
+        /// value becomes a `JSONValue` when it is read. Most requests come this way: a `send`
+        /// reads two of its values and looks for a dozen names it does not have, and making a
+        /// string of every key and value it has was a sixth of the loop's instructions per
+        /// acknowledged send.
+        case spans([UInt8], [JSONParser.MemberSpan])
+    }
+
     /// Validates the envelope of an object's `members` (distinct keys, as the parser gives them).
     init(_ members: [JSONParser.Member]) throws(ChatError) {
-        self.members = members
-        let id = Self.value("id", in: members)
-        switch id {
-        case nil, .string?, .integer?, .number?: self.id = id
-        default: throw ChatError(.badRequest, "`id` must be a string or a number")
-        }
-        guard let op = Self.value("op", in: members)?.stringValue else { throw ChatError.missing("op") }
-        self.op = op
+        try self.init(.members(members))
+    }
+
+    /// Validates the envelope of the object whose members lie in `text` at `spans`, as
+    /// `JSONParser.parseDocumentSpans()` found them.
+    init(_ text: [UInt8], spans: [JSONParser.MemberSpan]) throws(ChatError) {
+        try self.init(.spans(text, spans))
     }
 
     /// Validates the envelope of `object` (the publish API's body).
@@ -31,8 +41,26 @@ struct ChatRequest {
         try self.init(object.map { ($0.key, $0.value, 0) })
     }
 
+    private init(_ arguments: Arguments) throws(ChatError) {
+        self.arguments = arguments
+        let id = Self.value("id", in: arguments)
+        switch id {
+        case nil, .string?, .integer?, .number?: self.id = id
+        default: throw ChatError(.badRequest, "`id` must be a string or a number")
+        }
+        guard let op = Self.value("op", in: arguments)?.stringValue else { throw ChatError.missing("op") }
+        self.op = op
+    }
+
     /// The member named `name`, if present.
-    subscript(name: String) -> JSONValue? { Self.value(name, in: members) }
+    subscript(name: String) -> JSONValue? { Self.value(name, in: arguments) }
+
+    private static func value(_ name: String, in arguments: Arguments) -> JSONValue? {
+        switch arguments {
+        case .members(let members): value(name, in: members)
+        case .spans(let text, let spans): value(name, in: text, spans)
+        }
+    }
 
     private static func value(_ name: String, in members: [JSONParser.Member]) -> JSONValue? {
         // Lengths first: `==` on two strings that differ takes the runtime's slow path (it
@@ -45,6 +73,33 @@ struct ChatRequest {
             return members[index].value
         }
         return nil
+    }
+
+    /// The value named `name` among `spans` of `text`, made from its bytes: a plain string
+    /// straight from them, any other value parsed (the whole request was checked already, so
+    /// this cannot fail). The keys of spans are ASCII without escapes: compared as bytes.
+    private static func value(_ name: String, in text: [UInt8], _ spans: [JSONParser.MemberSpan]) -> JSONValue? {
+        guard let span = name.utf8.withContiguousStorageIfAvailable({ span(named: $0, in: text, spans) })
+            ?? Array(name.utf8).withUnsafeBufferPointer({ span(named: $0, in: text, spans) })
+        else { return nil }
+        if span.isPlainString {
+            return .string(String(decoding: text[span.value.lowerBound + 1..<span.value.upperBound - 1], as: UTF8.self))
+        }
+        return text.withUnsafeBytes { bytes in
+            try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: bytes[span.value]), limits: .trustedFile)
+        }
+    }
+
+    private static func span(
+        named name: UnsafeBufferPointer<UInt8>, in text: [UInt8], _ spans: [JSONParser.MemberSpan]
+    ) -> JSONParser.MemberSpan? {
+        text.withUnsafeBufferPointer { text in
+            for span in spans where span.key.count == name.count
+                && memcmp(text.baseAddress! + span.key.lowerBound, name.baseAddress!, name.count) == 0 {
+                return span
+            }
+            return nil
+        }
     }
 
     /// An optional string argument; present with another type is an error.

@@ -154,19 +154,27 @@ public final class ChatService<Transport: ChatTransport> {
         if decision == .close { return closeForFlooding(session) }
         var request: ChatRequest
         do throws(ChatError) {
+            let limits = JSONLimits(maxDepth: 32, maxBytes: configuration.maxRequestBytes)
+            let spans: [JSONParser.MemberSpan]?
             let members: [JSONParser.Member]?
             do {
-                members = try JSONValue.parseMembers(text, limits: JSONLimits(maxDepth: 32, maxBytes: configuration.maxRequestBytes))
+                // Where the members lie, checked whole; parsed into values only when the spans
+                // cannot stand for them (`JSONParser.parseDocumentSpans()`).
+                spans = try JSONValue.parseMemberSpans(text, limits: limits)
+                members = spans == nil ? try JSONValue.parseMembers(text, limits: limits) : nil
             } catch {
                 if case .tooLarge = error.reason {
                     throw ChatError(.tooLarge, "a request may be at most \(configuration.maxRequestBytes) bytes")
                 }
                 throw ChatError(.badRequest, "a request must be one JSON object: \(error)")
             }
-            guard let members else {
+            if let spans {
+                request = try ChatRequest(text, spans: spans)
+            } else if let members {
+                request = try ChatRequest(members)
+            } else {
                 throw ChatError(.badRequest, "a request must be one JSON object such as {\"op\":\"ping\"}")
             }
-            request = try ChatRequest(members)
         } catch {
             badFrame(session, error, closeCode: 1007)
             return

@@ -8,6 +8,26 @@ extension JSONParser {
     /// straight from the input bytes; only strings with a backslash are copied through `scratch`.
     /// Pure ASCII skips UTF-8 validation entirely.
     mutating func parseString() throws(JSONError) -> String {
+        let start = index + 1
+        let run = try scanPlainRun()
+        if run.closed { return String(decoding: UnsafeBufferPointer(rebasing: input[start..<index - 1]), as: UTF8.self) }
+        return try parseEscapedString(from: start, sawNonASCII: run.sawNonASCII)
+    }
+
+    /// Checks a string starting at the opening quote as `parseString` does, without making a
+    /// `String` of a string without escapes: the range of its contents (between the quotes),
+    /// whether it has escapes and whether it has bytes outside ASCII.
+    mutating func skipString() throws(JSONError) -> (contents: Range<Int>, escaped: Bool, nonASCII: Bool) {
+        let start = index + 1
+        let run = try scanPlainRun()
+        if run.closed { return (start..<index - 1, false, run.sawNonASCII) }
+        _ = try parseEscapedString(from: start, sawNonASCII: run.sawNonASCII)
+        return (start..<index - 1, true, true)
+    }
+
+    /// Passes over a string from its opening quote up to its closing quote (`closed`, with
+    /// `index` past it and the run's UTF-8 checked) or its first backslash (`index` on it).
+    private mutating func scanPlainRun() throws(JSONError) -> (closed: Bool, sawNonASCII: Bool) {
         index += 1
         let start = index
         var sawNonASCII = false
@@ -26,19 +46,17 @@ extension JSONParser {
             }
             let byte = input[index]
             if byte == ASCII.quote {
-                let run = UnsafeBufferPointer(rebasing: input[start..<index])
-                if sawNonASCII { try validateUTF8(run, offset: start) }
+                if sawNonASCII { try validateUTF8(UnsafeBufferPointer(rebasing: input[start..<index]), offset: start) }
                 index += 1
-                return String(decoding: run, as: UTF8.self)
+                return (true, sawNonASCII)
             }
-            if byte == ASCII.backslash { break }
+            if byte == ASCII.backslash { return (false, sawNonASCII) }
             if byte < 0x20 { throw JSONError(.controlCharacterInString(byte), offset: index) }
             // Bit 7 set marks any byte of a multi-byte UTF-8 sequence.
             sawNonASCII = sawNonASCII || byte & 0x80 != 0
             index += 1
         }
-        guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
-        return try parseEscapedString(from: start, sawNonASCII: sawNonASCII)
+        throw JSONError(.unexpectedEnd, offset: index)
     }
 
     /// Finishes a string that contains escapes, copying runs and decoded escapes into `scratch`.

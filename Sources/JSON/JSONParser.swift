@@ -165,6 +165,74 @@ public struct JSONParser {
     /// A member of an object, with its key's offset (for a duplicate-key error).
     public typealias Member = (key: String, value: JSONValue, offset: Int)
 
+    /// A member of an object as ranges of the input: its key's bytes (between the quotes) and
+    /// its value's, and whether the value is a string without escapes (its contents are then
+    /// the bytes between the value's quotes).
+    public struct MemberSpan: Sendable, Equatable {
+        public let key: Range<Int>
+        public let value: Range<Int>
+        public let isPlainString: Bool
+    }
+
+    /// `parseDocumentMembers()` without building the members: every rule of `parseDocument()`
+    /// is checked, and the same error thrown, but the top-level object's members come back as
+    /// ranges of the input, for a request whose values are read once, if at all. Nil when the
+    /// document is not an object or when the ranges cannot say what `parseDocumentMembers()`
+    /// would: a key with an escape or a byte outside ASCII (two such keys may be equal as
+    /// strings and differ as bytes), or more than 16 members.
+    public mutating func parseDocumentSpans() throws(JSONError) -> [MemberSpan]? {
+        guard count <= limits.maxBytes else {
+            throw JSONError(.tooLarge(limit: limits.maxBytes), offset: limits.maxBytes)
+        }
+        skipWhitespace()
+        guard index < count, input[index] == ASCII.openBrace else { return nil }
+        try enterContainer()
+        index += 1
+        skipWhitespace()
+        var spans: [MemberSpan] = []
+        if index < count && input[index] == ASCII.closeBrace {
+            index += 1
+            depth -= 1
+        } else {
+            spans.reserveCapacity(8)
+            while true {
+                skipWhitespace()
+                guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
+                guard input[index] == ASCII.quote else {
+                    throw JSONError(.unexpectedByte(input[index], expected: "a string key"), offset: index)
+                }
+                let key = try skipString()
+                guard !key.escaped && !key.nonASCII else { return nil }
+                skipWhitespace()
+                guard index < count else { throw JSONError(.unexpectedEnd, offset: index) }
+                guard input[index] == ASCII.colon else {
+                    throw JSONError(.unexpectedByte(input[index], expected: "':'"), offset: index)
+                }
+                index += 1
+                skipWhitespace()
+                let start = index
+                var isPlainString = false
+                if index < count && input[index] == ASCII.quote {
+                    isPlainString = try !skipString().escaped
+                } else {
+                    _ = try parseValue()
+                }
+                spans.append(MemberSpan(key: key.contents, value: start..<index, isPlainString: isPlainString))
+                if try !continueContainer(closedBy: ASCII.closeBrace, expected: "',' or '}'") { break }
+            }
+        }
+        guard spans.count <= 16 else { return nil }
+        for later in spans.indices.dropFirst() {
+            let key = UnsafeBufferPointer(rebasing: input[spans[later].key])
+            for earlier in 0..<later where UnsafeBufferPointer(rebasing: input[spans[earlier].key]).elementsEqual(key) {
+                throw JSONError(.duplicateKey(String(decoding: key, as: UTF8.self)), offset: spans[later].key.lowerBound - 1)
+            }
+        }
+        skipWhitespace()
+        guard index == count else { throw JSONError(.trailingData, offset: index) }
+        return spans
+    }
+
     /// Throws `duplicateKey` at the second occurrence of a repeated key.
     private static func checkDistinct(_ members: [Member]) throws(JSONError) {
         if members.count <= 16 {

@@ -26,6 +26,18 @@ extension JSONValue {
         return try result.get()
     }
 
+    /// The top-level object's members of `bytes` as ranges, nil when they cannot be given so
+    /// (`JSONParser.parseDocumentSpans()`: `parseMembers` then says what the document is).
+    public static func parseMemberSpans(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(JSONError) -> [JSONParser.MemberSpan]? {
+        let result: Result<[JSONParser.MemberSpan]?, JSONError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(JSONError) -> [JSONParser.MemberSpan]? in
+                var parser = JSONParser(bytes: raw, limits: limits)
+                return try parser.parseDocumentSpans()
+            }
+        }
+        return try result.get()
+    }
+
     /// Parses an array of bytes as one JSON text under `limits`.
     public static func parse(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(JSONError) -> JSONValue {
         let result: Result<JSONValue, JSONError> = bytes.withUnsafeBytes { raw in

@@ -234,3 +234,61 @@ private extension Result {
         #expect(throws: JSONError.self) { try JSONValue.parse(invalid) }
     }
 }
+
+/// Parses `text` with `parseMemberSpans`: each member's key and value as the text between the
+/// ranges, and whether the value is a plain string; nil when spans cannot be given; or the error.
+private func spans(_ text: String, limits: JSONLimits = JSONLimits()) -> Result<[String]?, JSONError> {
+    let bytes = Array(text.utf8)
+    return Result { () throws(JSONError) in
+        try JSONValue.parseMemberSpans(bytes, limits: limits)?.map {
+            "\(String(decoding: bytes[$0.key], as: UTF8.self))=\(String(decoding: bytes[$0.value], as: UTF8.self))\($0.isPlainString ? " plain" : "")"
+        }
+    }
+}
+
+@Test func spansOfAnObjectPointAtItsKeysAndValues() throws {
+    #expect(try spans(#" { "op" : "send","id":7, "z":{"b":[1,{"c":null}]},"a":"x\n", "t":"é" } "#).get()
+        == [#"op="send" plain"#, "id=7", #"z={"b":[1,{"c":null}]}"#, #"a="x\n""#, #"t="é" plain"#])
+    #expect(try spans("{}").get() == [])
+    #expect(try spans(#"{"":""}"#).get() == [#"="" plain"#])
+}
+
+@Test func spansAreNilWhereTheyCannotStandForTheMembers() throws {
+    #expect(try spans("[1,2]").get() == nil)
+    #expect(try spans(#" "text" "#).get() == nil)
+    // Keys that two spellings may make equal: an escape, or a byte outside ASCII ("K" and
+    // U+212A KELVIN SIGN are one key to Swift's `==`).
+    #expect(try spans(#"{"\u0061":1}"#).get() == nil)
+    #expect(try spans(#"{"a":1,"\u212a":2}"#).get() == nil)
+    #expect(try spans(#"{"K":1,"é":2}"#).get() == nil)
+    let sixteen = (0..<16).map { #""k\#($0)":\#($0)"# }.joined(separator: ",")
+    #expect(try spans("{\(sixteen)}").get()?.count == 16)
+    #expect(try spans("{\(sixteen),\"k16\":16}").get() == nil)
+}
+
+/// Whatever `parseMembers` refuses, `parseMemberSpans` refuses with the same error, or leaves to
+/// it (nil).
+@Test func spansFollowEveryRuleOfTheWholeDocument() {
+    let refused = [
+        #"{"a":1,"a":2}"#, #"{"a":1,"b":2,"b":3,"a":4}"#, #"{"x":{"a":1,"a":2}}"#, #"{"a":1} x"#, #"{"a":1,}"#,
+        #"{"a":1"#, #"{"a""#, #"{"a" 1}"#, #"{a:1}"#, #"{"a":}"#, #"{"a":01}"#, #"{"a":"\ud800"}"#, #"{"a":"\q"}"#,
+        "{\"a\":\"\u{01}\"}", #"{"a":tru}"#, #"{"a":[1,]}"#, #"{"a":1 "b":2}"#, #"{"a\"#, "{", "{\"a", #"{"a":1,"\u0061":2}"#,
+        #"{"K":1,"\u212a":2}"#,
+    ]
+    for text in refused {
+        let expected = members(text).failure
+        #expect(expected != nil, "\(text)")
+        switch spans(text) {
+        case .failure(let error): #expect(error == expected, "\(text)")
+        case .success(let found): #expect(found == nil, "\(text) gave \(String(describing: found))")
+        }
+    }
+    var badUTF8 = Array(#"{"a":"xx"}"#.utf8)
+    badUTF8[7] = 0xFF
+    let badUTF8Members = Result { () throws(JSONError) in try JSONValue.parseMembers(badUTF8) }
+    let badUTF8Spans = Result { () throws(JSONError) in try JSONValue.parseMemberSpans(badUTF8) }
+    #expect(badUTF8Spans.failure == JSONError(.invalidUTF8, offset: 7))
+    #expect(badUTF8Spans.failure == badUTF8Members.failure)
+    #expect(spans(#"{"a":[1]}"#, limits: JSONLimits(maxDepth: 1)).failure == JSONError(.tooDeep(limit: 1), offset: 5))
+    #expect(spans(#"{"a":1}"#, limits: JSONLimits(maxBytes: 6)).failure == JSONError(.tooLarge(limit: 6), offset: 6))
+}
