@@ -123,7 +123,7 @@ def main():
     messages = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     if not os.access(BIN, os.X_OK):
-        sys.exit(f"cluster-catchup: no server binary at {BIN} (swift build -c release --product switchboard)")
+        sys.exit(f"cluster-catchup: no server binary at {BIN} (swift build -c release --static-swift-stdlib --product switchboard)")
     folder = tempfile.mkdtemp(prefix="bench-catchup-redis-")
     port = free_port()
     redis = subprocess.Popen(

@@ -15,7 +15,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/lib.sh"
 OUT_DIR="${OUT_DIR:-/tmp/bench-cluster-$(date +%Y%m%d-%H%M%S)}"
 [ $# -ge 1 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
-[ -x "$BIN" ] || { echo "cluster: no server binary at $BIN (swift build -c release --product switchboard)" >&2; exit 2; }
+[ -x "$BIN" ] || { echo "cluster: no server binary at $BIN (swift build -c release --static-swift-stdlib --product switchboard)" >&2; exit 2; }
 command -v redis-server > /dev/null || { echo "cluster: needs redis-server (Debian redis-server)" >&2; exit 2; }
 mkdir -p "$OUT_DIR"
 work="$(mktemp -d /tmp/bench-cluster-data.XXXXXX)"

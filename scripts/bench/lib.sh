@@ -120,7 +120,7 @@ server_start() {
         bench_check_port "$SERVER_PORT"
         return 0
     fi
-    [ -x "$BIN" ] || { echo "bench: no server binary at $BIN (swift build -c release --product switchboard)" >&2; exit 2; }
+    [ -x "$BIN" ] || { echo "bench: no server binary at $BIN (swift build -c release --static-swift-stdlib --product switchboard)" >&2; exit 2; }
     bench_cert
     local data="${SERVER_DATA:-$DATA_ROOT/bench-data-$$}"
     local log="$OUT_DIR/server.log"
