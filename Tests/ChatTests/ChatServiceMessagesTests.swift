@@ -53,9 +53,11 @@ private func fill(_ h: Harness, _ client: FakeClient, _ gid: JSONValue, _ count:
         ChatMessage(id: "-Nabcdefghijklmnopqr", user: "-Nu", text: "an ordinary message", imageUrl: nil, createdAt: 1_795_788_195_509),
         ChatMessage(id: "m", user: "u", text: "caf\u{E9} \u{1F600}", imageUrl: nil, createdAt: 0, clientId: "c-1"),
         ChatMessage(id: "m", user: "u", text: nil, imageUrl: "https://i.example/x.png", createdAt: -3),
+        // Every field at once and the longest numbers: the most text around the values.
+        ChatMessage(id: "", user: "", text: "", imageUrl: "", createdAt: .min, clientId: ""),
     ]
     for message in plain {
-        for id: JSONValue? in [nil, .integer(3), .integer(-70)] {
+        for id: JSONValue? in [nil, .integer(3), .integer(-70), .integer(.min)] {
             let fast = try #require(message.plainAcknowledgement(id, group: "g1"))
             let slow = Service.writtenAcknowledgement(id, message, group: "g1")
             #expect(fast.bytes == slow.bytes)

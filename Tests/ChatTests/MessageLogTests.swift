@@ -32,6 +32,10 @@ private func message(_ id: String) -> ChatMessage {
         ChatMessage(id: "m1", user: "u1", text: "hi \"x\"\n", imageUrl: nil, createdAt: 5, clientId: "c1"),
         ChatMessage(id: "m2", user: "u2", text: nil, imageUrl: "https://i.example/x.png", createdAt: 6, receivedBy: ["u1": 7, "u3": 8]),
         ChatMessage(id: "-Nabcdefghijklmnopqr", user: "-Nu", text: "plain text, the common send", imageUrl: nil, createdAt: 1_795_788_195_509),
+        // Every field at once, the longest number: the most text around the values.
+        ChatMessage(id: "m", user: "u", text: "t", imageUrl: "https://i.example/y.png", createdAt: .min, clientId: "c",
+                    receivedBy: ["v": .min]),
+        ChatMessage(id: "m", user: "u", text: "t", imageUrl: "https://i.example/y.png", createdAt: .min, clientId: "c"),
     ]
     for message in messages {
         let mutation = Mutation.set(path: ["Messages", "g\u{E9}", message.id], value: message.treeValue)
