@@ -11,7 +11,8 @@ extension JSONParser {
         let start = index + 1
         let run = try scanPlainRun()
         if run.closed { return String(decoding: UnsafeBufferPointer(rebasing: input[start..<index - 1]), as: UTF8.self) }
-        return try parseEscapedString(from: start, sawNonASCII: run.sawNonASCII)
+        try decodeEscapedString(from: start, sawNonASCII: run.sawNonASCII)
+        return String(decoding: scratch, as: UTF8.self)
     }
 
     /// Checks a string starting at the opening quote as `parseString` does, without making a
@@ -21,7 +22,7 @@ extension JSONParser {
         let start = index + 1
         let run = try scanPlainRun()
         if run.closed { return (start..<index - 1, false, run.sawNonASCII) }
-        _ = try parseEscapedString(from: start, sawNonASCII: run.sawNonASCII)
+        try decodeEscapedString(from: start, sawNonASCII: run.sawNonASCII)
         return (start..<index - 1, true, true)
     }
 
@@ -59,8 +60,9 @@ extension JSONParser {
         throw JSONError(.unexpectedEnd, offset: index)
     }
 
-    /// Finishes a string that contains escapes, copying runs and decoded escapes into `scratch`.
-    private mutating func parseEscapedString(from start: Int, sawNonASCII: Bool) throws(JSONError) -> String {
+    /// Finishes a string that contains escapes, copying runs and decoded escapes into `scratch`
+    /// (its value's UTF-8 once it returns).
+    private mutating func decodeEscapedString(from start: Int, sawNonASCII: Bool) throws(JSONError) {
         scratch.removeAll(keepingCapacity: true)
         var runStart = start
         var runHasNonASCII = sawNonASCII
@@ -73,7 +75,7 @@ extension JSONParser {
                 runHasNonASCII = false
                 if byte == ASCII.quote {
                     index += 1
-                    return String(decoding: scratch, as: UTF8.self)
+                    return
                 }
                 try decodeEscape()
                 runStart = index
