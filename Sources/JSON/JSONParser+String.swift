@@ -16,8 +16,8 @@ extension JSONParser {
     }
 
     /// Checks a string starting at the opening quote as `parseString` does, without making a
-    /// `String` of a string without escapes: the range of its contents (between the quotes),
-    /// whether it has escapes and whether it has bytes outside ASCII.
+    /// `String` of it: the range of its contents (between the quotes), whether it has escapes,
+    /// and whether it has bytes outside ASCII (said of a string with escapes without looking).
     mutating func skipString() throws(JSONError) -> (contents: Range<Int>, escaped: Bool, nonASCII: Bool) {
         let start = index + 1
         let run = try scanPlainRun()

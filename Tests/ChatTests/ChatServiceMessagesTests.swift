@@ -285,3 +285,31 @@ private func fill(_ h: Harness, _ client: FakeClient, _ gid: JSONValue, _ count:
     h.call(ada, ["op": "send", "group": gid, "text": "here", "clientId": "c-4"])
     #expect(h.call(ada, ["op": "send", "group": other, "text": "there", "clientId": "c-4"]).code == "conflict")
 }
+
+/// A `send` as a client may spell it: read from its bytes, or parsed into members when a key
+/// has an escape or a byte outside ASCII or there are more than 16 members. Each is stored
+/// and answered the same; a repeated key is refused either way.
+@Test func aSendIsStoredHoweverItsKeysAreSpelled() throws {
+    let (h, ada, bob, gid) = try pair()
+    let group = try #require(gid.stringValue)
+    let extra = (0..<16).map { #","x\#($0)":\#($0)"# }.joined()
+    let requests = [
+        #"{"op":"send","id":"plain","group":"\#(group)","text":"one"}"#,
+        #"{"op":"send","id":"escaped","group":"\#(group)","\u0074ext":"two"}"#,
+        #"{"op":"send","id":"accent","group":"\#(group)","text":"three","caf\#u{E9}":1}"#,
+        #"{"op":"send","id":"many","group":"\#(group)","text":"four"\#(extra)}"#,
+    ]
+    for request in requests { h.service.received(ada, text: Array(request.utf8)) }
+    h.settle()
+    let replies = h.transport.take(ada)
+    #expect(replies.map { $0["id"] } == ["plain", "escaped", "accent", "many"])
+    #expect(replies.map { $0["message"]?["text"] } == ["one", "two", "three", "four"])
+    #expect(h.events(bob).map { $0["message"]?["text"] } == ["one", "two", "three", "four"])
+    for repeated in [#"{"op":"ping","op":"ping"}"#, #"{"op":"ping","\u006fp":"ping"}"#] {
+        let client = h.connect("c")
+        h.service.received(client, text: Array(repeated.utf8))
+        let refusal = h.transport.take(client).first
+        #expect(refusal?["code"] == "bad_request", "\(repeated)")
+        #expect(refusal?["message"]?.stringValue?.contains(#"the key "op" appears twice"#) == true, "\(repeated)")
+    }
+}
