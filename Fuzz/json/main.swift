@@ -10,7 +10,8 @@ import JSON
 // request's way) accepts and rejects exactly the same documents, with the same error, and gives
 // the object's members. Parsing into the ranges of an object's members (`parseMemberSpans`, how a
 // chat request is read first) rejects what `parse` rejects with the same error or gives nil,
-// accepts nothing else, and gives ranges that parse to the object's keys and values.
+// accepts nothing else, and gives ranges that parse to the object's keys and values (and each
+// integer value as it parsed).
 
 Fuzzer.run { data in
     let limits = JSONLimits()
@@ -74,5 +75,7 @@ func checkSpans(_ spans: [JSONParser.MemberSpan], of bytes: [UInt8], against val
         precondition(parsed == member, "the span of \(key) parses to \(String(describing: parsed)), not \(member)")
         let plain = member.stringValue != nil && !bytes[span.value].contains(UInt8(ascii: "\\"))
         precondition(span.isPlainString == plain, "the span of \(key) says plain: \(span.isPlainString)")
+        let integer: Int64? = if case .integer(let number) = member { number } else { nil }
+        precondition(span.integer == integer, "the span of \(key) carries the integer \(String(describing: span.integer))")
     }
 }

@@ -75,13 +75,15 @@ struct ChatRequest {
         return nil
     }
 
-    /// The value named `name` among `spans` of `text`, made from its bytes: a plain string
-    /// straight from them, any other value parsed (the whole request was checked already, so
-    /// this cannot fail). The keys of spans are ASCII without escapes: compared as bytes.
+    /// The value named `name` among `spans` of `text`: an integer as the parser read it, a
+    /// plain string made from its bytes, any other value parsed (the whole request was checked
+    /// already, so this cannot fail). The keys of spans are ASCII without escapes: compared as
+    /// bytes.
     private static func value(_ name: String, in text: [UInt8], _ spans: [JSONParser.MemberSpan]) -> JSONValue? {
         guard let span = name.utf8.withContiguousStorageIfAvailable({ span(named: $0, in: text, spans) })
             ?? Array(name.utf8).withUnsafeBufferPointer({ span(named: $0, in: text, spans) })
         else { return nil }
+        if let integer = span.integer { return .integer(integer) }
         if span.isPlainString {
             return .string(String(decoding: text[span.value.lowerBound + 1..<span.value.upperBound - 1], as: UTF8.self))
         }

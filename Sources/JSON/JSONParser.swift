@@ -172,6 +172,10 @@ public struct JSONParser {
         public let key: Range<Int>
         public let value: Range<Int>
         public let isPlainString: Bool
+        /// The value when it is an integer (a request's `id`), as the parser read it to check
+        /// it: parsed again from its bytes, it cost a second parser. Other values are not kept
+        /// (a `JSONValue` member would make every copy of a span count references).
+        public let integer: Int64?
     }
 
     /// `parseDocumentMembers()` without building the members: every rule of `parseDocument()`
@@ -212,12 +216,13 @@ public struct JSONParser {
                 skipWhitespace()
                 let start = index
                 var isPlainString = false
+                var integer: Int64?
                 if index < count && input[index] == ASCII.quote {
                     isPlainString = try !skipString().escaped
-                } else {
-                    _ = try parseValue()
+                } else if case .integer(let value) = try parseValue() {
+                    integer = value
                 }
-                spans.append(MemberSpan(key: key.contents, value: start..<index, isPlainString: isPlainString))
+                spans.append(MemberSpan(key: key.contents, value: start..<index, isPlainString: isPlainString, integer: integer))
                 if try !continueContainer(closedBy: ASCII.closeBrace, expected: "',' or '}'") { break }
             }
         }

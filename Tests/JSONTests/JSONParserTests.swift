@@ -253,6 +253,13 @@ private func spans(_ text: String, limits: JSONLimits = JSONLimits()) -> Result<
     #expect(try spans(#"{"":""}"#).get() == [#"="" plain"#])
 }
 
+@Test func spansCarryTheIntegersTheParserRead() throws {
+    let bytes = Array(#"{"op":"send","id":-9223372036854775808,"n":1.5e3,"b":9223372036854775808,"t":true,"z":null,"o":{"a":[1]},"s":"7"}"#.utf8)
+    let found = try #require(try JSONValue.parseMemberSpans(bytes))
+    #expect(found.map(\.integer) == [nil, Int64.min, nil, nil, nil, nil, nil, nil])
+    #expect(try JSONValue.parse(Array(bytes[found[1].value])) == .integer(Int64.min))
+}
+
 @Test func spansAreNilWhereTheyCannotStandForTheMembers() throws {
     #expect(try spans("[1,2]").get() == nil)
     #expect(try spans(#" "text" "#).get() == nil)
