@@ -12,7 +12,8 @@
 # on LOAD_CPU [0] (two cores: Redis shares a core with the node or with the load; scripts/bench/run
 # chat-durable with SERVER_ARGS=--redis), the single node alone (chat-durable), and redis-server
 # alone under redis-benchmark -t rpush -d 64 with as many clients (redis-rpush). Prints each
-# side's medians, the ratio of the medians and each round's ratio. Knobs as scripts/bench/run's
+# side's medians (with the event loop's and redis-server's CPU per ack split into user and
+# system time), the ratio of the medians and each round's ratio. Knobs as scripts/bench/run's
 # (BIN, RUNS, DURATION, WARMUP, DATA_ROOT, ...); results under OUT_DIR
 # [/tmp/bench-cluster-durable-TIME].
 set -euo pipefail
@@ -44,7 +45,7 @@ cluster_run() {
         --appendfsync always --save '' > "$OUT_DIR/redis.log" 2>&1 &
     redis_pid=$!
     until redis-cli -p "$port" ping > /dev/null 2>&1; do sleep 0.05; done
-    SERVER_ARGS="--redis redis://127.0.0.1:$port" RUNS=1 OUT_DIR="$OUT_DIR/cluster-$senders-$round" \
+    SERVER_ARGS="--redis redis://127.0.0.1:$port" ALSO_PIDS="$redis_pid" RUNS=1 OUT_DIR="$OUT_DIR/cluster-$senders-$round" \
         "$here/run" chat-durable "$senders" > /dev/null 2>&1
     grep "^{" "$OUT_DIR/cluster-$senders-$round/durable-$senders.jsonl" >> "$OUT_DIR/cluster-$senders.jsonl"
     stop_redis
@@ -70,13 +71,18 @@ for senders in "$@"; do
         esac
     done
 done
+# The event loop's thread carries the binary's name (at most 15 characters).
+loop="$(basename "$BIN" | cut -c1-15)"
 for senders in "$@"; do
     echo "# $senders senders, $RUNS rounds; through Redis (node on core $SERVER_CPU, redis-server on core ${REDIS_CPU:-$SERVER_CPU}):" >&2
-    median "$OUT_DIR/cluster-$senders.jsonl" acked_per_s ack_latency_us.p50 ack_latency_us.p99 server_us_per_ack >&2
+    median "$OUT_DIR/cluster-$senders.jsonl" acked_per_s ack_latency_us.p50 ack_latency_us.p99 server_us_per_ack \
+        "server_threads.$loop.user_us_per_op" "server_threads.$loop.sys_us_per_op" \
+        server_threads.redis-server.user_us_per_op server_threads.redis-server.sys_us_per_op >&2
     echo "# the single node's own journal:" >&2
-    median "$OUT_DIR/single-$senders.jsonl" acked_per_s ack_latency_us.p99 server_us_per_ack >&2
+    median "$OUT_DIR/single-$senders.jsonl" acked_per_s ack_latency_us.p99 server_us_per_ack \
+        "server_threads.$loop.user_us_per_op" "server_threads.$loop.sys_us_per_op" >&2
     echo "# redis-benchmark RPUSH, appendfsync always:" >&2
-    median "$OUT_DIR/rpush-$senders.jsonl" rps p99_ms server_us_per_req >&2
+    median "$OUT_DIR/rpush-$senders.jsonl" rps p99_ms server_us_per_req server_user_us_per_req server_sys_us_per_req >&2
     python3 - "$OUT_DIR/cluster-$senders.jsonl" "$OUT_DIR/rpush-$senders.jsonl" >&2 << 'PY'
 import json, statistics, sys
 ours = [json.loads(l)["acked_per_s"] for l in open(sys.argv[1]) if l.startswith("{")]

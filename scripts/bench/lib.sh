@@ -184,7 +184,9 @@ bench_check_port() {
 # holds CPU_WINDOW_FDS descriptors (inside the measured window, so set-up and draining are left out), and from it "server_us_per_ack" or
 # "server_us_per_delivery" (CPU µs per acknowledged send or per delivery at the measured rate),
 # and "server_threads": the same figure for each of the server's threads by name (the event
-# loop, `store-writer`, `store-compact`, ...; threads under 0.5% of a core left out).
+# loop, `store-writer`, `store-compact`, ...; threads under 0.5% of a core left out), split
+# into user and system time ("user_us_per_op", "sys_us_per_op"). ALSO_PIDS (process ids) adds
+# the threads of other processes to it by name, e.g. the redis-server a cluster node writes to.
 # A run that printed nothing gives {"ok":false,"missing":true}.
 bench_load() {
     local log="$1" load busy t0 c0=0 t1 c1=0 line window="" sampler=""
@@ -238,19 +240,25 @@ if window.strip():
         totals = {}
         try:
             for entry in open(path):
-                name, _, value = entry.rstrip("\n").rpartition("\t")
-                totals[name] = totals.get(name, 0) + int(value)
+                name, user, system = entry.rstrip("\n").rsplit("\t", 2)
+                old = totals.get(name, (0, 0))
+                totals[name] = (old[0] + int(user), old[1] + int(system))
         except (OSError, ValueError):
             pass
         return totals
     before, after = per_name(threads + "-a"), per_name(threads + "-b")
     split = {}
-    for name, value in after.items():
-        thread_pct = 100 * (value - before.get(name, 0)) / os.sysconf("SC_CLK_TCK") / (wns / 1e9)
+    seconds = os.sysconf("SC_CLK_TCK") * (wns / 1e9)
+    for name, (user, system) in after.items():
+        user -= before.get(name, (0, 0))[0]
+        system -= before.get(name, (0, 0))[1]
+        thread_pct = 100 * (user + system) / seconds
         if thread_pct >= 0.5:
             split[name] = {"cpu_pct": round(thread_pct, 1)}
             if rate:
                 split[name]["us_per_op"] = round(thread_pct / 100 * 1e6 / rate, 2)
+                split[name]["user_us_per_op"] = round(user / seconds * 1e6 / rate, 2)
+                split[name]["sys_us_per_op"] = round(system / seconds * 1e6 / rate, 2)
     if split:
         r["server_threads"] = split
 print(json.dumps(r, separators=(",", ":")))
@@ -258,11 +266,14 @@ PY
     [ -z "$window" ] || rm -f "$window" "$window.threads-a" "$window.threads-b"
 }
 
-# thread_ticks: each thread of SERVER_PID as "NAME<tab>CPU TICKS" (user + system), one a line.
+# thread_ticks: each thread of SERVER_PID and of ALSO_PIDS as "NAME<tab>USER TICKS<tab>SYSTEM
+# TICKS", one a line.
 thread_ticks() {
-    local task
-    for task in /proc/"$SERVER_PID"/task/*; do
-        printf '%s\t%s\n' "$(cat "$task/comm" 2> /dev/null)" "$(awk '{print $14 + $15}' "$task/stat" 2> /dev/null || echo 0)"
+    local pid task
+    for pid in "$SERVER_PID" ${ALSO_PIDS:-}; do
+        for task in /proc/"$pid"/task/*; do
+            printf '%s\t%s\n' "$(cat "$task/comm" 2> /dev/null)" "$(awk '{print $14 "\t" $15}' "$task/stat" 2> /dev/null || printf '0\t0')"
+        done
     done
 }
 
