@@ -248,17 +248,17 @@ if window.strip():
         return totals
     before, after = per_name(threads + "-a"), per_name(threads + "-b")
     split = {}
-    seconds = os.sysconf("SC_CLK_TCK") * (wns / 1e9)
+    window_ticks = os.sysconf("SC_CLK_TCK") * (wns / 1e9)
     for name, (user, system) in after.items():
         user -= before.get(name, (0, 0))[0]
         system -= before.get(name, (0, 0))[1]
-        thread_pct = 100 * (user + system) / seconds
+        thread_pct = 100 * (user + system) / window_ticks
         if thread_pct >= 0.5:
             split[name] = {"cpu_pct": round(thread_pct, 1)}
             if rate:
                 split[name]["us_per_op"] = round(thread_pct / 100 * 1e6 / rate, 2)
-                split[name]["user_us_per_op"] = round(user / seconds * 1e6 / rate, 2)
-                split[name]["sys_us_per_op"] = round(system / seconds * 1e6 / rate, 2)
+                split[name]["user_us_per_op"] = round(user / window_ticks * 1e6 / rate, 2)
+                split[name]["sys_us_per_op"] = round(system / window_ticks * 1e6 / rate, 2)
     if split:
         r["server_threads"] = split
 print(json.dumps(r, separators=(",", ":")))
