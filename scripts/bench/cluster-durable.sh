@@ -71,8 +71,7 @@ for senders in "$@"; do
         esac
     done
 done
-# The event loop's thread carries the binary's name (at most 15 characters).
-loop="$(basename "$BIN" | cut -c1-15)"
+loop="$(loop_thread)"
 for senders in "$@"; do
     echo "# $senders senders, $RUNS rounds; through Redis (node on core $SERVER_CPU, redis-server on core ${REDIS_CPU:-$SERVER_CPU}):" >&2
     median "$OUT_DIR/cluster-$senders.jsonl" acked_per_s ack_latency_us.p50 ack_latency_us.p99 server_us_per_ack \

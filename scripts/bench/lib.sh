@@ -266,6 +266,12 @@ PY
     [ -z "$window" ] || rm -f "$window" "$window.threads-a" "$window.threads-b"
 }
 
+# loop_thread: the event loop's name among "server_threads": the binary's name, cut to the
+# kernel's 15 characters.
+loop_thread() {
+    basename "$BIN" | cut -c1-15
+}
+
 # thread_ticks: each thread of SERVER_PID and of ALSO_PIDS as "NAME<tab>USER TICKS<tab>SYSTEM
 # TICKS", one a line.
 thread_ticks() {
