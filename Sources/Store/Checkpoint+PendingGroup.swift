@@ -1,3 +1,5 @@
+import Glibc
+
 extension Checkpoint {
     /// One group's changes since the last commit: per message id, its new value serialized
     /// (nil for a deletion) and its idempotency key.
@@ -13,15 +15,27 @@ extension Checkpoint {
         /// deletion), and its idempotency key.
         typealias Record = (value: Range<Int>?, key: IdempotencyKey?)
 
-        /// The bytes of every value set since the last commit, one after another; a record
-        /// set again leaves its old bytes behind. One buffer per group instead of an array per
-        /// record, which a checkpoint of 300,000 messages allocated, reference-counted and freed
-        /// one by one: writing and committing now takes a third less CPU (BENCHMARKS.md).
+        /// A record's id: where its bytes stand in `storage` (an id in `ordered`), or the
+        /// string itself (one in `unordered`).
+        enum RecordID {
+            case stored(Range<Int>)
+            case named(String)
+        }
+
+        /// The bytes of every value set since the last commit, one after another, and of the
+        /// ids in `ordered`; a record set again leaves its old bytes behind. One buffer per
+        /// group instead of an array per record and a string per id, which a checkpoint of
+        /// 300,000 messages allocated, reference-counted and freed one by one (BENCHMARKS.md).
         private(set) var storage: [UInt8] = []
-        /// Records in ascending id order, each id once.
-        private var ordered: [(id: String, record: Record)] = []
-        /// Records with ids below `ordered.last`'s and not in `ordered`, each id once.
+        /// Records in ascending id order, each id once. Their ids are ASCII without a quote, a
+        /// backslash or a control character (`isOrderable`): compared as bytes, they sort as
+        /// the strings do, and they stand in a JSON string as they are.
+        private var ordered: [(id: Range<Int>, record: Record)] = []
+        /// Records with ids below `ordered.last`'s and not in it, or not orderable, each id once.
         private var unordered: [String: Record] = [:]
+        /// Whether `unordered` holds an id outside ASCII: one may be a string equal to an ASCII
+        /// id (U+212A KELVIN SIGN is "K" to a string), which is then the same id.
+        private var unorderedHasNonASCII = false
         /// The group was replaced or deleted: its stored segments no longer count.
         var dropsStored = false
         /// False after a deletion of the whole group with nothing written since.
@@ -39,62 +53,146 @@ extension Checkpoint {
             return record.map { record in record.value.map { Array(storage[$0]) } }
         }
 
-        /// A record written: the group exists, and `id`'s pending record is this one.
-        mutating func write(_ id: String, copying value: UnsafeRawBufferPointer, key: IdempotencyKey?) {
+        /// The id as a string.
+        func name(of id: RecordID) -> String {
+            switch id {
+            case .stored(let range): String(decoding: storage[range], as: UTF8.self)
+            case .named(let name): name
+            }
+        }
+
+        /// A record written: the group exists, and the pending record of the message whose
+        /// id's UTF-8 is `id` is this one.
+        mutating func write(_ id: UnsafeRawBufferPointer, copying value: UnsafeRawBufferPointer, key: IdempotencyKey?) {
             exists = true
-            place(id, (stored(value), key))
+            put(id, value, key: key)
         }
 
         /// Sets the pending record of message `id` to `value` (nil: its deletion), replacing
         /// one pending before.
         mutating func set(_ id: String, _ value: [UInt8]?, key: IdempotencyKey?) {
-            place(id, (value.map { $0.withUnsafeBytes { stored($0) } }, key))
+            var id = id
+            id.withUTF8 { utf8 in
+                guard let value else { return put(UnsafeRawBufferPointer(utf8), nil, key: key) }
+                value.withUnsafeBytes { put(UnsafeRawBufferPointer(utf8), $0, key: key) }
+            }
         }
 
-        /// Appends `value` to `storage` and returns where it stands.
-        private mutating func stored(_ value: UnsafeRawBufferPointer) -> Range<Int> {
+        /// Copies the id and the value in: an orderable id that sorts after every other joins
+        /// `ordered` (nearly every message), any other replaces its record wherever it is.
+        private mutating func put(_ id: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, key: IdempotencyKey?) {
+            guard Self.isOrderable(id), sortsAfterOrdered(id) else {
+                return place(String(decoding: id, as: UTF8.self), (value.map { stored($0) }, key))
+            }
+            if unorderedHasNonASCII {
+                let name = String(decoding: id, as: UTF8.self)
+                if unordered[name] != nil { return unordered[name] = (value.map { stored($0) }, key) }
+            }
+            let idRange = stored(id)
+            ordered.append((idRange, (value.map { stored($0) }, key)))
+        }
+
+        /// Appends `bytes` to `storage` and returns where they stand.
+        private mutating func stored(_ bytes: UnsafeRawBufferPointer) -> Range<Int> {
             let start = storage.count
-            storage.append(contentsOf: value)
+            storage.append(contentsOf: bytes)
             return start..<storage.count
         }
 
+        /// Replaces the record of an id that does not sort after every id in `ordered`, or is
+        /// not orderable.
         private mutating func place(_ id: String, _ record: Record) {
-            guard !ordered.isEmpty, id <= ordered[ordered.count - 1].id else { return ordered.append((id, record)) }
             if let index = orderedIndex(of: id) {
                 ordered[index].record = record
             } else {
                 unordered[id] = record
+                if !unorderedHasNonASCII { unorderedHasNonASCII = !Self.isASCII(id) }
             }
         }
 
         /// Every pending record, in ascending id order.
-        var sorted: [(id: String, record: Record)] {
-            guard !unordered.isEmpty else { return ordered }
+        var sorted: [(id: RecordID, record: Record)] {
+            guard !unordered.isEmpty else { return ordered.map { (.stored($0.id), $0.record) } }
             let others = unordered.sorted { $0.key < $1.key }
-            var merged: [(id: String, record: Record)] = []
+            var merged: [(id: RecordID, record: Record)] = []
             merged.reserveCapacity(ordered.count + others.count)
             var next = 0
-            for (id, record) in ordered {
-                while next < others.count && others[next].key < id {
-                    merged.append((others[next].key, others[next].value))
-                    next += 1
+            storage.withUnsafeBytes { storage in
+                for (id, record) in ordered {
+                    let idBytes = UnsafeRawBufferPointer(rebasing: storage[id])
+                    while next < others.count && Self.precedes(others[next].key, idBytes) {
+                        merged.append((.named(others[next].key), others[next].value))
+                        next += 1
+                    }
+                    merged.append((.stored(id), record))
                 }
-                merged.append((id, record))
             }
-            for (id, record) in others[next...] { merged.append((id, record)) }
+            for (id, record) in others[next...] { merged.append((.named(id), record)) }
             return merged
         }
 
-        /// The position of `id` in `ordered`, if there.
+        /// Whether `name` sorts before the orderable id `id`: compared as bytes when `name` is
+        /// ASCII (as the strings would be), as strings otherwise.
+        private static func precedes(_ name: String, _ id: UnsafeRawBufferPointer) -> Bool {
+            guard isASCII(name) else { return name < String(decoding: id, as: UTF8.self) }
+            var name = name
+            return name.withUTF8 { compare(UnsafeRawBufferPointer($0), id) < 0 }
+        }
+
+        /// Whether `id` sorts after the last id of `ordered` (or `ordered` is empty).
+        private func sortsAfterOrdered(_ id: UnsafeRawBufferPointer) -> Bool {
+            guard let last = ordered.last?.id else { return true }
+            return storage.withUnsafeBytes { Self.compare(id, UnsafeRawBufferPointer(rebasing: $0[last])) > 0 }
+        }
+
+        /// The position of `id` in `ordered`, if there: found by its bytes, or for an id outside
+        /// ASCII by comparing strings (`ordered`'s order is theirs).
         private func orderedIndex(of id: String) -> Int? {
-            guard !ordered.isEmpty, id <= ordered[ordered.count - 1].id else { return nil }
-            var low = 0
-            var high = ordered.count
-            while low < high {
-                let middle = (low + high) / 2
-                if ordered[middle].id < id { low = middle + 1 } else { high = middle }
+            guard !ordered.isEmpty else { return nil }
+            guard Self.isASCII(id) else {
+                func name(_ index: Int) -> String { String(decoding: storage[ordered[index].id], as: UTF8.self) }
+                guard id <= name(ordered.count - 1) else { return nil }
+                var low = 0
+                var high = ordered.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if name(middle) < id { low = middle + 1 } else { high = middle }
+                }
+                return name(low) == id ? low : nil
             }
-            return ordered[low].id == id ? low : nil
+            var id = id
+            return id.withUTF8 { utf8 in
+                let id = UnsafeRawBufferPointer(utf8)
+                return storage.withUnsafeBytes { storage -> Int? in
+                    func idAt(_ index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[ordered[index].id]) }
+                    guard Self.compare(id, idAt(ordered.count - 1)) <= 0 else { return nil }
+                    var low = 0
+                    var high = ordered.count
+                    while low < high {
+                        let middle = (low + high) / 2
+                        if Self.compare(idAt(middle), id) < 0 { low = middle + 1 } else { high = middle }
+                    }
+                    return Self.compare(idAt(low), id) == 0 ? low : nil
+                }
+            }
+        }
+
+        /// Whether `id` can stand in `ordered`: ASCII without a quote, a backslash or a control
+        /// character. (Byte order is string order for ASCII only.)
+        static func isOrderable(_ id: UnsafeRawBufferPointer) -> Bool {
+            id.allSatisfy { $0 >= 0x20 && $0 < 0x80 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        }
+
+        private static func isASCII(_ id: String) -> Bool { id.utf8.allSatisfy { $0 < 0x80 } }
+
+        /// Byte-wise order of two ids: negative, zero or positive.
+        private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+            let common = min(a.count, b.count)
+            if common > 0 {
+                let order = memcmp(a.baseAddress!, b.baseAddress!, common)
+                if order != 0 { return Int(order) }
+            }
+            return a.count - b.count
         }
     }
 }

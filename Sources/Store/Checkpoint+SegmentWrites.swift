@@ -22,7 +22,8 @@ struct SegmentAppend {
     private var records: Int
     private var keyed: Int
     private var first: String
-    private var last: String
+    /// The last id's UTF-8, kept in one buffer: a string per record cost an allocation.
+    private var last: [UInt8]
 
     init(continuing summary: SegmentSummary) {
         sequence = summary.sequence
@@ -32,7 +33,7 @@ struct SegmentAppend {
         records = summary.records
         keyed = summary.keyed
         first = summary.first
-        last = summary.last
+        last = Array(summary.last.utf8)
     }
 
     init(starting sequence: Int) {
@@ -43,7 +44,7 @@ struct SegmentAppend {
         records = 0
         keyed = 0
         first = ""
-        last = ""
+        last = []
     }
 
     /// The segment's length with the lines appended so far.
@@ -52,16 +53,27 @@ struct SegmentAppend {
     var summary: SegmentSummary {
         SegmentSummary(
             sequence: sequence, bytes: bytes, indexBytes: indexOffset + index.count, records: records, keyed: keyed,
-            first: first, last: last)
+            first: first, last: String(decoding: last, as: UTF8.self))
     }
 
-    /// Appends an in-order record and its index line.
-    mutating func append(_ id: String, value: UnsafeRawBufferPointer?, key: IdempotencyKey?) {
+    /// Appends an in-order record and its index line: `id` a string, or the UTF-8 of one that
+    /// needs no escaping (`Checkpoint.PendingGroup.isOrderable`) in `storage`.
+    mutating func append(_ id: Checkpoint.PendingGroup.RecordID, in storage: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?,
+                         key: IdempotencyKey?) {
         let offset = bytes
-        let (length, quotedID) = SegmentFormat.appendRecord(id: id, value: value, to: &segment)
+        let (length, quotedID): (Int, Range<Int>)
+        switch id {
+        case .stored(let range):
+            let utf8 = UnsafeRawBufferPointer(rebasing: storage[range])
+            (length, quotedID) = SegmentFormat.appendRecord(plainID: utf8, value: value, to: &segment)
+            last.removeAll(keepingCapacity: true)
+            last.append(contentsOf: utf8)
+        case .named(let name):
+            (length, quotedID) = SegmentFormat.appendRecord(id: name, value: value, to: &segment)
+            last = Array(name.utf8)
+        }
         SegmentFormat.appendIndexLine(offset: offset, length: length, quotedID: segment[quotedID], key: key, to: &index)
-        if records == 0 { first = id }
-        last = id
+        if records == 0 { first = String(decoding: last, as: UTF8.self) }
         records += 1
         if key != nil { keyed += 1 }
     }

@@ -169,9 +169,10 @@ final class Checkpoint {
         }
     }
 
-    /// Folds in a line that set message `mid` of `gid` to `value` (its bytes as the journal
-    /// has them, which are the record's: `MessageLine`), as `apply` would, without parsing it.
-    func applyWholeMessage(_ gid: String, _ mid: String, _ value: UnsafeRawBufferPointer) {
+    /// Folds in a line that set the message of `gid` whose id's UTF-8 is `mid` to `value` (its
+    /// bytes as the journal has them, which are the record's: `MessageLine`), as `apply`
+    /// would, without parsing it.
+    func applyWholeMessage(_ gid: String, _ mid: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
         // Changed in place (the subscript's modify accessor): the group's buffers stay
         // uniquely referenced, and the group id is hashed once.
         pending[gid, default: PendingGroup()].write(mid, copying: value, key: idempotencyKey(value))
@@ -365,11 +366,13 @@ final class Checkpoint {
         var open = catalog.segments.popLast().map(SegmentAppend.init(continuing:))
         var keys: [IdempotencyKey] = []
         let records = group.sorted
+        // An id is made a string only where one is needed: comparing with the last stored id,
+        // and records outside the id order (deletions, moved records).
         group.storage.withUnsafeBytes { storage in
-            for (mid, (range, key)) in records {
+            for (id, (range, key)) in records {
                 let value = range.map { UnsafeRawBufferPointer(rebasing: storage[$0]) }
-                if value == nil && group.dropsStored && catalog.relocated[mid] == nil { continue }
-                if !pastLast, let lastID { pastLast = mid > lastID }
+                if value == nil && group.dropsStored && catalog.relocated[group.name(of: id)] == nil { continue }
+                if !pastLast, let lastID { pastLast = group.name(of: id) > lastID }
                 let inOrder = value != nil && pastLast
                 if open == nil || (inOrder && open!.bytes >= segmentBytes) {
                     if let full = open { catalog.segments.append(writes.add(full)) }
@@ -377,10 +380,11 @@ final class Checkpoint {
                     nextSequence += 1
                 }
                 if inOrder {
-                    open!.append(mid, value: value, key: key)
+                    open!.append(id, in: storage, value: value, key: key)
                     if let key { keys.append(key) }
-                    if !catalog.relocated.isEmpty { catalog.relocated[mid] = nil }
+                    if !catalog.relocated.isEmpty { catalog.relocated[group.name(of: id)] = nil }
                 } else {
+                    let mid = group.name(of: id)
                     catalog.relocated[mid] = open!.appendMoved(mid, value: value)
                 }
             }

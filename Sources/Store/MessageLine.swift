@@ -11,32 +11,34 @@ import JSON
 /// the way of every other line, through `JSONValue.parse` and `Mutation`. Used for the journals
 /// this process wrote (a checkpoint's), never for the start's replay, which checks every line.
 enum MessageLine {
-    /// The group, the message id and the range of the value's bytes, or nil.
-    static func parse(_ line: UnsafeRawBufferPointer) -> (group: String, id: String, value: Range<Int>)? {
+    /// The group, the range of the message id's bytes (between its quotes) and the range of
+    /// the value's bytes, or nil.
+    static func parse(_ line: UnsafeRawBufferPointer) -> (group: String, id: Range<Int>, value: Range<Int>)? {
         guard line.count > prefix.count + valueKey.count + 6, matches(line, at: 0, prefix) else { return nil }
-        guard let (group, afterGroup) = plainString(line, from: prefix.count), line.count > afterGroup + 2,
-              line[afterGroup] == UInt8(ascii: ","), line[afterGroup + 1] == UInt8(ascii: "\""),
-              let (id, afterID) = plainString(line, from: afterGroup + 2),
-              matches(line, at: afterID, valueKey)
+        guard let groupEnd = plainStringEnd(line, from: prefix.count), line.count > groupEnd + 3,
+              line[groupEnd + 1] == UInt8(ascii: ","), line[groupEnd + 2] == UInt8(ascii: "\""),
+              let idEnd = plainStringEnd(line, from: groupEnd + 3),
+              matches(line, at: idEnd + 1, valueKey)
         else { return nil }
-        let valueStart = afterID + valueKey.count
+        let valueStart = idEnd + 1 + valueKey.count
         let valueEnd = line.count - 1
         guard valueStart < valueEnd, line[valueStart] == UInt8(ascii: "{"), line[valueEnd] == UInt8(ascii: "}"),
               line[valueEnd - 1] == UInt8(ascii: "}")
         else { return nil }
-        return (group, id, valueStart..<valueEnd)
+        let group = String(decoding: UnsafeRawBufferPointer(rebasing: line[prefix.count..<groupEnd]), as: UTF8.self)
+        return (group, groupEnd + 3..<idEnd, valueStart..<valueEnd)
     }
 
-    /// The string from `start` to the next quote, when it holds no escape and no control
-    /// character, and the offset just past that quote.
-    private static func plainString(_ line: UnsafeRawBufferPointer, from start: Int) -> (String, Int)? {
+    /// The offset of the quote that ends the string starting at `start`, when the string is
+    /// not empty and holds no escape and no control character.
+    private static func plainStringEnd(_ line: UnsafeRawBufferPointer, from start: Int) -> Int? {
         guard start < line.count, let base = line.baseAddress,
               let quote = memchr(base + start, Int32(UInt8(ascii: "\"")), line.count - start)
         else { return nil }
         let end = base.distance(to: UnsafeRawPointer(quote))
         let bytes = UnsafeRawBufferPointer(rebasing: line[start..<end])
         guard end > start, JSONEncoding.isPlain(bytes.assumingMemoryBound(to: UInt8.self)) else { return nil }
-        return (String(decoding: bytes, as: UTF8.self), end + 1)
+        return end
     }
 
     /// Whether `line` holds `bytes` at `offset` (`starts(with:)` compared byte by byte through

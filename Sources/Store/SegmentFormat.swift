@@ -23,10 +23,28 @@ enum SegmentFormat {
     static func appendRecord(
         id: String, value: UnsafeRawBufferPointer?, moved: Bool = false, to out: inout [UInt8]
     ) -> (length: Int, quotedID: Range<Int>) {
+        appendRecord(value: value, moved: moved, to: &out) { JSONEncoding.appendEscapedString(id, to: &$0) }
+    }
+
+    /// `appendRecord` for an id given as UTF-8 that needs no escaping (no quote, backslash or
+    /// control character): it stands between the quotes as it is.
+    static func appendRecord(
+        plainID id: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, to out: inout [UInt8]
+    ) -> (length: Int, quotedID: Range<Int>) {
+        appendRecord(value: value, moved: false, to: &out) { out in
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: id)
+            out.append(UInt8(ascii: "\""))
+        }
+    }
+
+    private static func appendRecord(
+        value: UnsafeRawBufferPointer?, moved: Bool, to out: inout [UInt8], quotingID: (inout [UInt8]) -> Void
+    ) -> (length: Int, quotedID: Range<Int>) {
         let start = out.count
         out.append(contentsOf: recordPrefix)
         let idStart = out.count
-        JSONEncoding.appendEscapedString(id, to: &out)
+        quotingID(&out)
         let quotedID = idStart..<out.count
         if moved { out.append(contentsOf: movedKey) }
         out.append(contentsOf: valueKey)

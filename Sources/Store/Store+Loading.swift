@@ -244,10 +244,10 @@ extension Store {
     /// Calls `apply` with every mutation of the journal at `path`, without changing the file.
     /// Zero bytes at the end are the unused part of a spare journal's zeros, not a torn line.
     /// With `wholeMessage`, a line that sets one whole message (`MessageLine`) goes there as
-    /// its group, id and value bytes instead of being parsed: for a checkpoint's journal, which
-    /// this process wrote.
+    /// its group, its id's bytes and its value's bytes instead of being parsed: for a
+    /// checkpoint's journal, which this process wrote.
     static func replayJournal(
-        path: String, wholeMessage: ((String, String, UnsafeRawBufferPointer) -> Void)? = nil,
+        path: String, wholeMessage: ((String, UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void)? = nil,
         apply: (Mutation) throws(StoreError) -> Void
     ) throws(StoreError) -> Replay {
         guard let fd = try io(FileSystem.openIfExists(path, flags: O_RDONLY)) else { return Replay() }
@@ -272,7 +272,7 @@ extension Store {
     }
 
     private static func replayLines(
-        _ raw: UnsafeRawBufferPointer, path: String, wholeMessage: ((String, String, UnsafeRawBufferPointer) -> Void)?,
+        _ raw: UnsafeRawBufferPointer, path: String, wholeMessage: ((String, UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void)?,
         apply: (Mutation) throws(StoreError) -> Void, replay: inout Replay
     ) throws(StoreError) {
         var lineStart = 0
@@ -293,8 +293,8 @@ extension Store {
                 replay.goodLength = lineStart
                 continue
             }
-            if let wholeMessage, let (group, id, range) = MessageLine.parse(line) {
-                wholeMessage(group, id, UnsafeRawBufferPointer(rebasing: line[range]))
+            if let wholeMessage, let (group, id, value) = MessageLine.parse(line) {
+                wholeMessage(group, UnsafeRawBufferPointer(rebasing: line[id]), UnsafeRawBufferPointer(rebasing: line[value]))
                 replay.lines += 1
                 replay.goodLength = lineStart
                 continue

@@ -5,7 +5,7 @@ import JSON
 
 private func parsed(_ line: [UInt8]) -> (group: String, id: String, value: [UInt8])? {
     line.withUnsafeBytes { raw in
-        MessageLine.parse(raw).map { ($0.group, $0.id, Array(raw[$0.value])) }
+        MessageLine.parse(raw).map { ($0.group, String(decoding: raw[$0.id], as: UTF8.self), Array(raw[$0.value])) }
     }
 }
 
@@ -91,6 +91,20 @@ private func line(_ mutation: Mutation) -> [UInt8] {
     }
 }
 
+@Test func aPlainIdGivenAsBytesIsWrittenAsTheStringIs() {
+    for id in ["-P7Sss2Y2SedLHU_EQ3y", "m1", "a b~", ""] {
+        let value = Array(#"{"n":1}"#.utf8)
+        var fromString: [UInt8] = []
+        var fromBytes: [UInt8] = []
+        let written = value.withUnsafeBytes { SegmentFormat.appendRecord(id: id, value: $0, to: &fromString) }
+        let plain = value.withUnsafeBytes { value in
+            Array(id.utf8).withUnsafeBytes { SegmentFormat.appendRecord(plainID: $0, value: value, to: &fromBytes) }
+        }
+        #expect(fromBytes == fromString)
+        #expect(plain == written)
+    }
+}
+
 @Test func aCheckpointsReplayHandsWholeMessagesOnAsBytesAndTheRestAsMutations() throws {
     let folder = TemporaryFolder()
     defer { folder.remove() }
@@ -105,7 +119,7 @@ private func line(_ mutation: Mutation) -> [UInt8] {
     folder.write("journal.jsonl", mutations.flatMap(\.journalLine))
     var events: [String] = []
     let replay = try Store.replayJournal(path: path, wholeMessage: { group, id, value in
-        events.append("message \(group) \(id) \(String(decoding: value, as: UTF8.self))")
+        events.append("message \(group) \(String(decoding: id, as: UTF8.self)) \(String(decoding: value, as: UTF8.self))")
     }) { mutation in
         events.append("mutation \(String(decoding: mutation.journalLine.dropLast(), as: UTF8.self))")
     }
