@@ -9,7 +9,7 @@ extension Checkpoint {
     /// a dictionary keyed by id, sorted at commit, took a third of a checkpoint's time hashing
     /// and comparing ids (perf, 64 durable senders). Only a record whose id sorts below
     /// `ordered`'s last and is not in it (a receipt on a message already in a segment, a clock
-    /// that went back) goes to `unordered`.
+    /// that went back), or whose id is not plain ASCII, goes to `unordered`.
     struct PendingGroup {
         /// A record: where its value's serialized bytes stand in `storage` (nil for a
         /// deletion), and its idempotency key.
