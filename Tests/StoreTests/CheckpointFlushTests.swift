@@ -66,3 +66,35 @@ import JSON
     #expect(try reopened.read(.one(group: "g", id: "m2003")).records.first?.value["receivedBy"]?["u2"] == 7)
     #expect(try reopened.read(.one(group: "g", id: "m1999")).records.first?.value["message"] == "text -1")
 }
+
+@Test func idsThatNeedEscapingOrAreNotASCIIGoThroughACheckpointInStringOrder() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let (store, _) = try openStore(folder)
+    let waiter = CheckpointWaiter(store)
+    // Plain ASCII ids are kept as bytes, the others as strings: one order at the commit.
+    let ids = ["m1", "m\"2", "m3", "mé4", "m5", "m\\6"]
+    store.append(ids.map { .set(path: ["Messages", "g", $0], value: ["message": .string($0), "user": "u1"]) })
+    store.compact()
+    waiter.wait()
+    store.close()
+
+    let manifestBytes = try #require(folder.read("manifest.json"))
+    let catalog = try #require(try Manifest(JSONValue.parse(manifestBytes)).groups["g"])
+    let segment = try #require(catalog.segments.first)
+    #expect(catalog.segments.count == 1 && catalog.relocated.isEmpty)
+    let name = "messages/g/" + StoreLayout.sequenceName(segment.sequence)
+    let segmentFile = try #require(folder.read(name + ".jsonl"))
+    let entries = try SegmentFormat.parseIndex(try #require(folder.read(name + ".idx")))
+    #expect(entries.map(\.id) == ids.sorted())
+    #expect((segment.first, segment.last) == (ids.sorted().first!, ids.sorted().last!))
+    for entry in entries {
+        let record = try segmentFile[entry.offset..<entry.offset + entry.length].withUnsafeBytes(SegmentFormat.parseRecord)
+        #expect(record.id == entry.id && record.value?["message"]?.stringValue == entry.id)
+    }
+    let (reopened, _) = try openStore(folder)
+    defer { reopened.close() }
+    for id in ids {
+        #expect(try reopened.read(.one(group: "g", id: id)).records.first?.value["message"]?.stringValue == id)
+    }
+}
