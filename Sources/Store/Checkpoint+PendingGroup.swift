@@ -151,30 +151,31 @@ extension Checkpoint {
             guard !ordered.isEmpty else { return nil }
             guard Self.isASCII(id) else {
                 func name(_ index: Int) -> String { String(decoding: storage[ordered[index].id], as: UTF8.self) }
-                guard id <= name(ordered.count - 1) else { return nil }
-                var low = 0
-                var high = ordered.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if name(middle) < id { low = middle + 1 } else { high = middle }
-                }
-                return name(low) == id ? low : nil
+                let index = firstIndex { name($0) >= id }
+                return index < ordered.count && name(index) == id ? index : nil
             }
             var id = id
             return id.withUTF8 { utf8 in
-                let id = UnsafeRawBufferPointer(utf8)
-                return storage.withUnsafeBytes { storage -> Int? in
-                    func idAt(_ index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[ordered[index].id]) }
-                    guard Self.compare(id, idAt(ordered.count - 1)) <= 0 else { return nil }
-                    var low = 0
-                    var high = ordered.count
-                    while low < high {
-                        let middle = (low + high) / 2
-                        if Self.compare(idAt(middle), id) < 0 { low = middle + 1 } else { high = middle }
+                storage.withUnsafeBytes { storage in
+                    func order(_ index: Int) -> Int {
+                        Self.compare(UnsafeRawBufferPointer(rebasing: storage[ordered[index].id]), UnsafeRawBufferPointer(utf8))
                     }
-                    return Self.compare(idAt(low), id) == 0 ? low : nil
+                    let index = firstIndex { order($0) >= 0 }
+                    return index < ordered.count && order(index) == 0 ? index : nil
                 }
             }
+        }
+
+        /// The first position in `ordered` whose id `isAtOrAfter` says is not below the one
+        /// looked for (binary search: ids ascend), or `ordered.count`.
+        private func firstIndex(_ isAtOrAfter: (Int) -> Bool) -> Int {
+            var low = 0
+            var high = ordered.count
+            while low < high {
+                let middle = (low + high) / 2
+                if isAtOrAfter(middle) { high = middle } else { low = middle + 1 }
+            }
+            return low
         }
 
         /// Whether `id` can stand in `ordered`: ASCII without a quote, a backslash or a control
