@@ -1,4 +1,5 @@
 import Glibc
+import JSON
 
 extension Checkpoint {
     /// One group's changes since the last commit: per message id, its new value serialized
@@ -178,10 +179,12 @@ extension Checkpoint {
             return low
         }
 
-        /// Whether `id` can stand in `ordered`: ASCII without a quote, a backslash or a control
-        /// character. (Byte order is string order for ASCII only.)
+        /// Whether `id` can stand in `ordered`: plain as JSON escaping sees it (no quote,
+        /// backslash or control character), so it is written as it is, and ASCII, whose byte
+        /// order is the strings' order.
         static func isOrderable(_ id: UnsafeRawBufferPointer) -> Bool {
-            id.allSatisfy { $0 >= 0x20 && $0 < 0x80 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+            let utf8 = id.assumingMemoryBound(to: UInt8.self)
+            return JSONEncoding.isPlain(utf8) && !utf8.contains { $0 >= 0x80 }
         }
 
         private static func isASCII(_ id: String) -> Bool { id.utf8.allSatisfy { $0 < 0x80 } }
