@@ -17,7 +17,9 @@ import Store
 /// node's entry is applied to the local store and the state, and its events go to this node's
 /// subscribers (`ChatService.applyReplica`); this node's own entry, read back, makes its
 /// tickets durable: the service answers and sends the events then, so every node sends the
-/// events of every node's changes in the stream's order. A change whose `XADD` failed is
+/// events of every node's changes in the stream's order. Redis's answer to the append does the
+/// same sooner when the entry's id places it right after the last entry applied
+/// (`PlacedEntries`). A change whose `XADD` failed is
 /// answered `unavailable`; should Redis have taken it after all, it comes back as a replica.
 ///
 /// The id of the last entry applied is kept in the local store (`Cluster/journal`), after the
@@ -54,6 +56,11 @@ final class ClusterJournal: Flushable {
     private var batch: [UInt8] = []
     private var batchTicket: UInt64 = 0
     private var flushPending = false
+    /// This node's entries that may be applied from Redis's answer, before the reader has them.
+    private var placed = PlacedEntries()
+    /// The reader's next `XREAD` goes out at the end of the loop iteration, from the position
+    /// the iteration reached (an entry applied from its answer is not asked for again).
+    private var readWanted = false
     /// The highest ticket the service was told is durable or failed.
     private var answered: UInt64 = 0
     /// A read is on its way; the reader has reached the end of the stream since the writer's
@@ -75,8 +82,10 @@ final class ClusterJournal: Flushable {
     private var hasSecret: Bool
     /// The data folder's secret, for Redis when it has none; nil when `authSecret` is set.
     private let proposedSecret: [UInt8]?
-    /// Entries of other nodes applied, and appends that failed (`/metrics`).
+    /// Entries of other nodes applied, this node's entries applied from Redis's answer to
+    /// their append, and appends that failed (`/metrics`).
     private(set) var appliedEntries = 0
+    private(set) var placedEntries = 0
     private(set) var failedAppends = 0
     /// Journal entries after which this node tries to write a snapshot.
     let snapshotEntries: Int
@@ -177,16 +186,25 @@ final class ClusterJournal: Flushable {
     private func appended(_ ticket: UInt64, _ lines: ArraySlice<UInt8>) {
         batch.append(contentsOf: lines)
         batchTicket = ticket
+        flushSoon()
+    }
+
+    private func flushSoon() {
         if !flushPending {
             flushPending = true
             server.loop.flushLater(self)
         }
     }
 
-    /// Sends this iteration's changes as one entry. Runs at the end of the loop iteration, so a
-    /// failure is never reported inside the `append` that caused it.
+    /// Sends this iteration's changes as one entry, and the reader's next `XREAD` when it is
+    /// due. Runs at the end of the loop iteration, so a failure is never reported inside the
+    /// `append` that caused it.
     func flush() {
         flushPending = false
+        if readWanted {
+            readWanted = false
+            read()
+        }
         guard !batch.isEmpty else { return }
         let ticket = batchTicket
         let arguments: [[UInt8]] = [
@@ -195,14 +213,34 @@ final class ClusterJournal: Flushable {
         ]
         batch = []
         writer.send(arguments) { [unowned self] result in
-            guard case .failure(let error) = result else { return }
-            logger.warning("a change could not be written to the cluster's journal", metadata: ["error": "\(error)"])
-            failedAppends += 1
-            if ticket > answered {
-                answered = ticket
-                service.failed(through: ticket)
+            switch result {
+            case .success(let id):
+                guard let id = id.text else { return }
+                placed.note(id, ticket: ticket)
+                applyPlaced()
+            case .failure(let error):
+                logger.warning("a change could not be written to the cluster's journal", metadata: ["error": "\(error)"])
+                failedAppends += 1
+                if ticket > answered {
+                    answered = ticket
+                    service.failed(through: ticket)
+                }
             }
         }
+    }
+
+    /// Applies this node's entries that come right after `position` (`PlacedEntries`).
+    private func applyPlaced() {
+        guard !placed.isEmpty else { return }
+        let (moved, ticket) = placed.advance(&position)
+        if let ticket, ticket > answered {
+            answered = ticket
+            service.durable(through: ticket)
+        }
+        guard moved > 0 else { return }
+        placedEntries += moved
+        entriesSinceSnapshot += moved
+        savePosition()
     }
 
     // MARK: Reading
@@ -222,22 +260,27 @@ final class ClusterJournal: Flushable {
                     update()
                     seedIfFirst()
                 }
-                read()
+                readWanted = true
+                flushSoon()
             case .failure(let error):
                 logger.debug("reading the cluster's journal failed", metadata: ["error": "\(error)"])
             }
         }
     }
 
-    /// Applies the entries of one `XREAD` answer in order; returns how many there were.
+    /// Applies the entries of one `XREAD` answer in order, but for those at or before
+    /// `position` (applied from their append's answer meanwhile); returns how many there were.
     private func apply(_ value: RESPValue) -> Int {
         guard case .array(let streams?) = value, case .array(let pair?)? = streams.first, pair.count == 2,
               case .array(let entries?) = pair[1]
         else { return 0 }
+        var newEntries = 0
         for entry in entries {
             guard case .array(let parts?) = entry, parts.count == 2, let id = parts[0].text,
-                  case .array(let fields?) = parts[1]
+                  case .array(let fields?) = parts[1], Self.compare(id, position) > 0
             else { continue }
+            position = id
+            newEntries += 1
             var from: [UInt8]?
             var ticket: UInt64?
             var lines: [UInt8]?
@@ -253,7 +296,6 @@ final class ClusterJournal: Flushable {
                 }
                 index += 2
             }
-            position = id
             guard let lines else { continue }
             if from == origin, let ticket, ticket > answered {
                 answered = ticket
@@ -264,8 +306,9 @@ final class ClusterJournal: Flushable {
                 logger.error("an entry of the cluster's journal is not a list of changes: skipped", metadata: ["id": "\(id)"])
             }
         }
-        if !entries.isEmpty { savePosition() }
-        entriesSinceSnapshot += entries.count
+        if newEntries > 0 { savePosition() }
+        entriesSinceSnapshot += newEntries
+        applyPlaced()
         return entries.count
     }
 

@@ -82,6 +82,9 @@ extension Server {
                            clusterJournal.isReady ? 1 : 0)
             exposition.add(.counter, "switchboard_cluster_journal_entries_applied_total",
                            "Entries of other nodes read from the cluster's journal and applied.", clusterJournal.appliedEntries)
+            exposition.add(.counter, "switchboard_cluster_journal_entries_placed_total",
+                           "Entries of this node applied from Redis's answer to their append, before reading them back.",
+                           clusterJournal.placedEntries)
             exposition.add(.counter, "switchboard_cluster_journal_appends_failed_total",
                            "Changes of this node that could not be written to the cluster's journal (answered unavailable).",
                            clusterJournal.failedAppends)

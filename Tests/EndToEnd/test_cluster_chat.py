@@ -159,6 +159,53 @@ def test_members_on_three_nodes_get_every_message_once_in_one_order_and_one_hist
     assert len(histories[0]) == 3 * per_sender
 
 
+def test_entries_applied_from_redis_answer_keep_one_order_on_every_node(start_server, start_redis):
+    """A node applies its own entry from Redis's answer to the `XADD` when the entry before it is
+    the last one it applied (docs/cluster.md, "One history"): bursts from two nodes at once, until
+    both have done so, still reach every watcher in one order and leave one history."""
+    redis = start_redis()
+    nodes = start_cluster(start_server, redis, 2, env=UNLIMITED)
+    senders, gid = spread_group(nodes, ["S0", "S1", "S2", "S3"])
+    watchers = []
+    for node in nodes:
+        watcher, _, _ = signup(node, "W")
+        join_on(watcher, senders[0].ok("invite", group=gid)["invite"], gid)
+        watchers.append(watcher)
+    for client in senders + watchers:
+        client.subscribe(gid)
+    for client in senders + watchers:
+        client.drain(within=0.5)
+    per_burst = 30
+    sent = {index: [] for index in range(len(senders))}
+
+    def burst(index, client):
+        first = len(sent[index])
+        ids = [client.submit("send", group=gid, text=f"s{index}:{first + number}") for number in range(per_burst)]
+        replies = [client.wait_reply(request_id, timeout=30) for request_id in ids]
+        assert all(reply["op"] == "ok" for reply in replies), replies
+        sent[index] += [f"s{index}:{first + number}" for number in range(per_burst)]
+
+    def placed_on_both():
+        threads = [threading.Thread(target=burst, args=(index, client)) for index, client in enumerate(senders)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return all(metric(node, "switchboard_cluster_journal_entries_placed_total") > 0 for node in nodes)
+
+    eventually(placed_on_both, "entries applied from Redis's answer on both nodes")
+    total = sum(len(texts) for texts in sent.values())
+    sequences = [message_events(watcher, total) for watcher in watchers]
+    assert sequences[0] == sequences[1], "the nodes sent the events in different orders"
+    for index, texts in sent.items():
+        assert [text for _, text in sequences[0] if text.startswith(f"s{index}:")] == texts, "a sender's order was lost"
+    for watcher in watchers:
+        watcher.no_event("message", within=0.3)
+    histories = [full_history(watcher, gid) for watcher in watchers]
+    assert histories[0] == histories[1]
+    assert sorted(message["text"] for message in histories[0]) == sorted(text for _, text in sequences[0])
+
+
 def test_receipts_typing_and_membership_changes_reach_subscribers_on_other_nodes(start_server, start_redis):
     redis = start_redis()
     nodes = start_cluster(start_server, redis, 2, env=UNLIMITED)
