@@ -113,21 +113,27 @@ def _auth(node, token):
     return None
 
 
-def test_members_on_three_nodes_get_every_message_once_in_one_order_and_one_history(start_server, start_redis):
-    redis = start_redis()
-    nodes = start_cluster(start_server, redis, 3, env=UNLIMITED)
-    senders, gid = spread_group(nodes, ["S0", "S1", "S2"])
-    # One watcher per node, sending nothing: all three must see the same sequence.
+def watch_on_every_node(nodes, senders, gid):
+    """Signs up a watcher on each node, invited into `gid` by the first sender; the watchers
+    and the senders subscribe, and what came before is drained. Returns the watchers."""
     watchers = []
     for node in nodes:
         watcher, _, _ = signup(node, "W")
-        group = senders[0].ok("invite", group=gid)["invite"]
-        join_on(watcher, group, gid)
+        join_on(watcher, senders[0].ok("invite", group=gid)["invite"], gid)
         watchers.append(watcher)
     for client in senders + watchers:
         client.subscribe(gid)
     for client in senders + watchers:
         client.drain(within=0.5)
+    return watchers
+
+
+def test_members_on_three_nodes_get_every_message_once_in_one_order_and_one_history(start_server, start_redis):
+    redis = start_redis()
+    nodes = start_cluster(start_server, redis, 3, env=UNLIMITED)
+    senders, gid = spread_group(nodes, ["S0", "S1", "S2"])
+    # One watcher per node, sending nothing: all three must see the same sequence.
+    watchers = watch_on_every_node(nodes, senders, gid)
     per_sender = 60
     acked = {}
 
@@ -166,15 +172,7 @@ def test_entries_applied_from_redis_answer_keep_one_order_on_every_node(start_se
     redis = start_redis()
     nodes = start_cluster(start_server, redis, 2, env=UNLIMITED)
     senders, gid = spread_group(nodes, ["S0", "S1", "S2", "S3"])
-    watchers = []
-    for node in nodes:
-        watcher, _, _ = signup(node, "W")
-        join_on(watcher, senders[0].ok("invite", group=gid)["invite"], gid)
-        watchers.append(watcher)
-    for client in senders + watchers:
-        client.subscribe(gid)
-    for client in senders + watchers:
-        client.drain(within=0.5)
+    watchers = watch_on_every_node(nodes, senders, gid)
     per_burst = 30
     sent = {index: [] for index in range(len(senders))}
 
