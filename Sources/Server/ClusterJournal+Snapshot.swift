@@ -179,13 +179,16 @@ extension ClusterJournal {
         return made
         """
 
-    /// Orders two stream ids (`milliseconds-sequence`): negative, zero or positive.
+    /// Orders two stream ids: negative, zero or positive (what is not an id sorts first).
     static func compare(_ a: String, _ b: String) -> Int {
-        func parts(_ id: String) -> (UInt64, UInt64) {
-            let halves = id.split(separator: "-", maxSplits: 1)
-            return (UInt64(halves.first ?? "") ?? 0, halves.count > 1 ? UInt64(halves[1]) ?? 0 : 0)
-        }
-        let (x, y) = (parts(a), parts(b))
+        let (x, y) = (streamID(a) ?? (0, 0), streamID(b) ?? (0, 0))
         return x < y ? -1 : (x == y ? 0 : 1)
+    }
+
+    /// The two numbers of a stream id (`milliseconds-sequence`); nil when `id` is not one.
+    static func streamID(_ id: String) -> (milliseconds: UInt64, sequence: UInt64)? {
+        let halves = id.split(separator: "-", maxSplits: 1)
+        guard halves.count == 2, let milliseconds = UInt64(halves[0]), let sequence = UInt64(halves[1]) else { return nil }
+        return (milliseconds, sequence)
     }
 }

@@ -19,9 +19,7 @@ struct PlacedEntries {
     /// The id of the entry right before `id` when `id` says which it is: `1700-5` comes
     /// after `1700-4`; nothing is known of what comes before `1700-0`.
     static func previous(of id: String) -> String? {
-        guard let dash = id.firstIndex(of: "-"), let milliseconds = UInt64(id[..<dash]),
-              let sequence = UInt64(id[id.index(after: dash)...]), sequence > 0
-        else { return nil }
+        guard let (milliseconds, sequence) = ClusterJournal.streamID(id), sequence > 0 else { return nil }
         return "\(milliseconds)-\(sequence - 1)"
     }
 
