@@ -187,8 +187,9 @@ extension ClusterJournal {
 
     /// The two numbers of a stream id (`milliseconds-sequence`); nil when `id` is not one.
     static func streamID(_ id: String) -> (milliseconds: UInt64, sequence: UInt64)? {
-        let halves = id.split(separator: "-", maxSplits: 1)
-        guard halves.count == 2, let milliseconds = UInt64(halves[0]), let sequence = UInt64(halves[1]) else { return nil }
+        guard let dash = id.utf8.firstIndex(of: UInt8(ascii: "-")), let milliseconds = UInt64(id[..<dash]),
+              let sequence = UInt64(id[id.utf8.index(after: dash)...])
+        else { return nil }
         return (milliseconds, sequence)
     }
 }

@@ -19,8 +19,8 @@ import Store
 /// tickets durable: the service answers and sends the events then, so every node sends the
 /// events of every node's changes in the stream's order. Redis's answer to the append does the
 /// same sooner when the entry's id places it right after the last entry applied
-/// (`PlacedEntries`). A change whose `XADD` failed is
-/// answered `unavailable`; should Redis have taken it after all, it comes back as a replica.
+/// (`PlacedEntries`). A change whose `XADD` failed is answered `unavailable`; should Redis
+/// have taken it after all, it comes back as a replica.
 ///
 /// The id of the last entry applied is kept in the local store (`Cluster/journal`), after the
 /// changes it covers, so a node that restarts reads on from there. Until the reader has reached
@@ -217,7 +217,7 @@ final class ClusterJournal: Flushable {
             case .success(let id):
                 guard let id = id.text else { return }
                 placed.note(id, ticket: ticket)
-                applyPlaced()
+                if applyPlaced() > 0 { savePosition() }
             case .failure(let error):
                 logger.warning("a change could not be written to the cluster's journal", metadata: ["error": "\(error)"])
                 failedAppends += 1
@@ -229,18 +229,18 @@ final class ClusterJournal: Flushable {
         }
     }
 
-    /// Applies this node's entries that come right after `position` (`PlacedEntries`).
-    private func applyPlaced() {
-        guard !placed.isEmpty else { return }
+    /// Applies this node's entries that come right after `position` (`PlacedEntries`); returns
+    /// how many, for the caller to save the position once.
+    private func applyPlaced() -> Int {
+        guard !placed.isEmpty else { return 0 }
         let (moved, ticket) = placed.advance(&position)
         if let ticket, ticket > answered {
             answered = ticket
             service.durable(through: ticket)
         }
-        guard moved > 0 else { return }
         placedEntries += moved
         entriesSinceSnapshot += moved
-        savePosition()
+        return moved
     }
 
     // MARK: Reading
@@ -306,9 +306,8 @@ final class ClusterJournal: Flushable {
                 logger.error("an entry of the cluster's journal is not a list of changes: skipped", metadata: ["id": "\(id)"])
             }
         }
-        if newEntries > 0 { savePosition() }
         entriesSinceSnapshot += newEntries
-        applyPlaced()
+        if newEntries + applyPlaced() > 0 { savePosition() }
         return entries.count
     }
 

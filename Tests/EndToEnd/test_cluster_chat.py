@@ -175,20 +175,25 @@ def test_entries_applied_from_redis_answer_keep_one_order_on_every_node(start_se
     watchers = watch_on_every_node(nodes, senders, gid)
     per_burst = 30
     sent = {index: [] for index in range(len(senders))}
+    replies = {}
 
     def burst(index, client):
         first = len(sent[index])
         ids = [client.submit("send", group=gid, text=f"s{index}:{first + number}") for number in range(per_burst)]
-        replies = [client.wait_reply(request_id, timeout=30) for request_id in ids]
-        assert all(reply["op"] == "ok" for reply in replies), replies
+        replies[index] = [client.wait_reply(request_id, timeout=30) for request_id in ids]
         sent[index] += [f"s{index}:{first + number}" for number in range(per_burst)]
 
     def placed_on_both():
+        replies.clear()
         threads = [threading.Thread(target=burst, args=(index, client)) for index, client in enumerate(senders)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
+        # Checked here: an assertion in a thread would not fail the test.
+        assert sorted(replies) == list(range(len(senders))), "a sender's burst did not finish"
+        for answers in replies.values():
+            assert all(answer["op"] == "ok" for answer in answers), answers
         return all(metric(node, "switchboard_cluster_journal_entries_placed_total") > 0 for node in nodes)
 
     eventually(placed_on_both, "entries applied from Redis's answer on both nodes")

@@ -7,6 +7,9 @@ import Testing
     #expect(ClusterJournal.compare("1700000000001-0", "1700000000000-99") > 0)
     #expect(ClusterJournal.compare("999-0", "1000-0") < 0)
     #expect(ClusterJournal.compare("0-0", "1-1") < 0)
+    #expect(ClusterJournal.compare("not an id", "0-1") < 0)
+    #expect(ClusterJournal.streamID("1700-5")! == (1700, 5))
+    #expect(ClusterJournal.streamID("1700") == nil && ClusterJournal.streamID("-5") == nil)
 }
 
 @Test func theEntryBeforeAnIdWithASequenceAboveZeroIsTheOneNumberedOneLess() {
