@@ -26,7 +26,7 @@ def line_of(size):
     return line[:size - 1] + b"\n"
 
 
-def measure(directory, count, sync, size=200, space=None):
+def measure(directory, count, sync, size, space=None):
     """Times `sync` after each of `count` writes of `size` bytes: appended (space None), or
     written from the start of a file given its blocks first ("zeroed" or "allocated")."""
     fd, path = tempfile.mkstemp(prefix="fsync-cost-", suffix=".jsonl", dir=directory)
