@@ -24,9 +24,13 @@ extension Store {
                 return rotated.isEmpty ? nil : (rotated[0].generation, rotated.removeFirst().ticket, retentionValue)
             }
             guard let job else { return }
+            // The spare first: the rotation that queued this job took the last one, and the
+            // journal after it is set aside the moment this checkpoint ends whenever the
+            // senders filled it meanwhile. Written after the checkpoint, the spare was late for
+            // that journal under load, which then grew line by line (docs/durability.md).
+            prepareSpareJournal()
             checkpoint.retention = job.retention
             runCheckpoint(generation: job.generation, ticket: job.ticket)
-            prepareSpareJournal()
         }
     }
 
@@ -76,8 +80,8 @@ extension Store {
         handler(CheckpointReport(ticket: ticket, lastIDs: outcome.lastIDs.compactMapValues { $0 }, dropped: outcome.dropped))
     }
 
-    /// Writes `journal.spare`: zeros, flushed, as long as a journal grows before its checkpoint,
-    /// for the writer to take as its next journal (docs/durability.md, "Writing").
+    /// Writes `journal.spare`: zeros, flushed, `spareBytes` of them, for the writer to take as
+    /// its next journal (docs/durability.md, "Writing").
     ///
     /// Lines written over blocks that are already on disk, within the file's size, change no
     /// metadata, so the journal's `fdatasync` is a data flush alone. A journal that grows as it
@@ -95,7 +99,7 @@ extension Store {
             let fd = try io(FileSystem.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600))
             defer { FileSystem.close(fd) }
             var written = 0
-            while written < compactAfterBytes + Checkpoint.pacedBytes {
+            while written < Self.spareBytes(compactAfterBytes: compactAfterBytes) {
                 if monitor.withLock({ isClosing }) { return }
                 try io(FileSystem.write(fd, zeros, at: written, path: path))
                 try io(FileSystem.writeOut(fd, offset: written, count: zeros.count, path: path))
@@ -109,6 +113,16 @@ extension Store {
             return
         }
         monitor.withLock { spareReady = true }
+    }
+
+    /// The zeros of a spare journal: as long as a journal grows before its checkpoint, and a
+    /// quarter more for the lines that come while the checkpoint before it finishes. Under
+    /// load the senders fill a journal faster than a checkpoint at the lowest priority applies
+    /// the one before, so it passes `compactAfterBytes` and grows on, slowed by
+    /// `CheckpointPace`, until that checkpoint ends: by 6 to 8 MB at 64 durable senders with the
+    /// default 64 MiB (BENCHMARKS.md, "A spare for every journal").
+    static func spareBytes(compactAfterBytes: Int) -> Int {
+        compactAfterBytes + compactAfterBytes / 4 + Checkpoint.pacedBytes
     }
 
     /// Stops the compactor (after the checkpoints queued) and the reader; `close` calls it

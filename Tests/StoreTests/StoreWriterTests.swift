@@ -173,6 +173,41 @@ func theNextJournalIsTheSpareOfZerosWrittenAheadAndReplaysAsUsual(end: FirstJour
     #expect(try fullTree(store, tree) == expected)
 }
 
+/// Under load the senders fill a journal while the checkpoint of the one before runs, and the
+/// writer sets it aside the moment that checkpoint ends: the spare must be ready by then, or the
+/// next journal grows line by line. So the compactor writes it before each checkpoint, a quarter
+/// longer than `compactAfterBytes` for the lines that come while the checkpoint finishes.
+@Test func theSpareForTheNextJournalIsReadyWhenEachCheckpointEnds() throws {
+    let folder = TemporaryFolder()
+    defer { folder.remove() }
+    let journalBytes = 64 << 10
+    let (store, _) = try openStore(folder, compactAfterBytes: journalBytes)
+    defer { store.close() }
+    let spareAtEnd = Recorder<Bool>()
+    let checkpointEnded = DispatchSemaphore(value: 0)
+    store.onCheckpoint = { [spareAtEnd] _ in
+        spareAtEnd.add(store.monitor.withLock { store.spareReady })
+        checkpointEnded.signal()
+    }
+    while !store.monitor.withLock({ store.spareReady }) { usleep(1000) }
+    let text = String(repeating: "x", count: 1000)
+    var id = 0
+    for _ in 0..<3 {
+        // Just past `compactAfterBytes`: the journal is set aside after the last of these.
+        var ticket: UInt64 = 0
+        for _ in 0..<(journalBytes / 1000 + 1) {
+            ticket = store.append([messageMutation(group: "g", id: "m\(id)", text: text, at: Int64(id))])
+            id += 1
+        }
+        while store.durableTicket < ticket { usleep(100) }
+        #expect(checkpointEnded.wait(timeout: .now() + .seconds(60)) == .success, "no checkpoint")
+        #expect((folder.read("journal.jsonl")?.count ?? 0) >= Store.spareBytes(compactAfterBytes: journalBytes),
+                "the journal is the spare written before the last checkpoint")
+    }
+    #expect(spareAtEnd.values == [true, true, true])
+    #expect(Store.spareBytes(compactAfterBytes: journalBytes) >= journalBytes + journalBytes / 4)
+}
+
 @Test func aBatchWaitsForTheSendersOfTheLastOnlyAFractionOfItsFlush() {
     let last = LastFlush(appends: 64, end: 10_000_000, nanoseconds: 4_000_000)
     #expect(last.gatherDeadline(queuedAppends: 0) == 12_000_000, "half of a 4 ms flush after it ended")
