@@ -293,8 +293,9 @@ extension Store {
                 replay.goodLength = lineStart
                 continue
             }
-            if let wholeMessage, let (group, id, value) = MessageLine.parse(line) {
-                wholeMessage(group, UnsafeRawBufferPointer(rebasing: line[id]), UnsafeRawBufferPointer(rebasing: line[value]))
+            if let wholeMessage, let parts = MessageLine.parse(line) {
+                let group = String(decoding: UnsafeRawBufferPointer(rebasing: line[parts.group]), as: UTF8.self)
+                wholeMessage(group, UnsafeRawBufferPointer(rebasing: line[parts.id]), UnsafeRawBufferPointer(rebasing: line[parts.value]))
                 replay.lines += 1
                 replay.goodLength = lineStart
                 continue

@@ -5,7 +5,9 @@ import JSON
 
 private func parsed(_ line: [UInt8]) -> (group: String, id: String, value: [UInt8])? {
     line.withUnsafeBytes { raw in
-        MessageLine.parse(raw).map { ($0.group, String(decoding: raw[$0.id], as: UTF8.self), Array(raw[$0.value])) }
+        MessageLine.parse(raw).map {
+            (String(decoding: raw[$0.group], as: UTF8.self), String(decoding: raw[$0.id], as: UTF8.self), Array(raw[$0.value]))
+        }
     }
 }
 
