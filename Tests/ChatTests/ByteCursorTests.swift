@@ -48,3 +48,14 @@ private func written(_ body: (inout ByteCursor) -> Void) -> (counted: Int, bytes
     counter.append(to: &out) { $0.write("line\n") }
     #expect(out == Array("before\nline\n".utf8))
 }
+
+/// `bytes` starts from a copy of zeros it keeps for replies of up to 4 KiB and makes a larger
+/// array another way: both write every byte counted, whatever the size.
+@Test(arguments: [2, 4095, 4096, 4097, 100_000])
+func theBytesOfAnySizeAreAllWritten(size: Int) {
+    let text = String(repeating: "x", count: size - 2)
+    let (counted, bytes) = written { _ = $0.writeQuoted(text) }
+    #expect(counted == size && bytes.count == size)
+    #expect(bytes.first == UInt8(ascii: "\"") && bytes.last == UInt8(ascii: "\""))
+    #expect(bytes.dropFirst().dropLast().allSatisfy { $0 == UInt8(ascii: "x") })
+}
