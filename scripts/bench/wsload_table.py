@@ -118,14 +118,18 @@ def table(records, slo_ms, strict_ms, name):
             print(f"{name} {label} (p99 <= {bound:g} ms, zero loss): none of the rates tried")
 
 
-# The A/B figures of a run: throughput, latency, the server's CPU and its CPU time per delivery (or ack).
+# The A/B figures of a run: throughput, latency, the server's CPU and its CPU time per delivery (or
+# ack), and for durable sends the store's writer and compactor threads' CPU time per ack.
 def ab_figures(w):
     chat = w.get("mode") == "durable"
     rate = w.get("acked_per_s" if chat else "delivered_per_s", 0.0)
     lat = w.get("ack_latency_us" if chat else "latency_us", {})
     cpu = w.get("server_cpu_pct_run")
+    threads = w.get("server_threads", {})
     return {"rate/s": rate, "p50 ms": ms(lat.get("p50", 0.0)), "p99 ms": ms(lat.get("p99", 0.0)),
-            "srv cpu %": cpu, "cpu us/msg": cpu * 10000 / rate if cpu is not None and rate else None}
+            "srv cpu %": cpu, "cpu us/msg": cpu * 10000 / rate if cpu is not None and rate else None,
+            "writer us": threads.get("store-writer", {}).get("us_per_op") if chat else None,
+            "compact us": threads.get("store-compact", {}).get("us_per_op") if chat else None}
 
 
 HIGHER_IS_BETTER = {"rate/s"}
@@ -156,7 +160,7 @@ def ab(records):
         oks = {b: sum(bool(r["wsload"].get("ok")) for r in runs[b]) for b in runs}
         loads = [r["wsload"].get("load_avg", 0) for b in runs for r in runs[b]]
         busy = [r["wsload"].get("busy_before_pct", 0) for b in runs for r in runs[b]]
-        for key in ("rate/s", "p50 ms", "p99 ms", "srv cpu %", "cpu us/msg"):
+        for key in ab_figures({}).keys():
             values = {b: [v for v in (ab_figures(r["wsload"])[key] for r in runs[b]) if v is not None] for b in runs}
             if not values["old"] or not values["new"]:
                 continue
