@@ -48,7 +48,13 @@ public final class CompressionPolicy {
 }
 
 /// What one connection compresses with and inflates with, as `CompressionPolicy` negotiated it.
-public struct ConnectionCompression {
+///
+/// A class, though nothing in it changes: a connection passes its optional compression along
+/// with every frame it sends, and copying and destroying an optional of this as a struct (an
+/// enum, a class and a few values) went through the runtime's generic value witnesses, some 120
+/// instructions per frame on connections that had no compression at all (callgrind,
+/// BENCHMARKS.md). An optional reference is a pointer: one retain, one release.
+public final class ConnectionCompression {
     /// The server-to-client stream.
     public enum Deflater {
         /// Shared with every connection of the same window size: frames can be shared too.
@@ -63,4 +69,11 @@ public struct ConnectionCompression {
     public let inflater: MessageInflater
     /// Messages shorter than this go out uncompressed (`DeflateConfiguration.threshold`).
     public let threshold: Int
+
+    init(parameters: DeflateParameters, deflater: Deflater, inflater: MessageInflater, threshold: Int) {
+        self.parameters = parameters
+        self.deflater = deflater
+        self.inflater = inflater
+        self.threshold = threshold
+    }
 }
