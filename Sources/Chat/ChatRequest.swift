@@ -25,15 +25,23 @@ struct ChatRequest {
         case spans([UInt8], [JSONParser.MemberSpan])
     }
 
+    // Each initializer sets the fields itself: one that delegated to another built the request
+    // in a temporary and then copied it out and destroyed the temporary (the runtime's value
+    // witnesses, some 370 instructions per request; BENCHMARKS.md).
+
     /// Validates the envelope of an object's `members` (distinct keys, as the parser gives them).
     init(_ members: [JSONParser.Member]) throws(ChatError) {
-        try self.init(.members(members))
+        let arguments = Arguments.members(members)
+        (op, id) = try Self.envelope(arguments)
+        self.arguments = arguments
     }
 
     /// Validates the envelope of the object whose members lie in `text` at `spans`, as
     /// `JSONParser.parseDocumentSpans()` found them.
     init(_ text: [UInt8], spans: [JSONParser.MemberSpan]) throws(ChatError) {
-        try self.init(.spans(text, spans))
+        let arguments = Arguments.spans(text, spans)
+        (op, id) = try Self.envelope(arguments)
+        self.arguments = arguments
     }
 
     /// Validates the envelope of `object` (the publish API's body).
@@ -41,15 +49,15 @@ struct ChatRequest {
         try self.init(object.map { ($0.key, $0.value, 0) })
     }
 
-    private init(_ arguments: Arguments) throws(ChatError) {
-        self.arguments = arguments
-        let id = Self.value("id", in: arguments)
+    /// The request's `op` and `id`, checked.
+    private static func envelope(_ arguments: Arguments) throws(ChatError) -> (op: String, id: JSONValue?) {
+        let id = value("id", in: arguments)
         switch id {
-        case nil, .string?, .integer?, .number?: self.id = id
+        case nil, .string?, .integer?, .number?: break
         default: throw ChatError(.badRequest, "`id` must be a string or a number")
         }
-        guard let op = Self.value("op", in: arguments)?.stringValue else { throw ChatError.missing("op") }
-        self.op = op
+        guard let op = value("op", in: arguments)?.stringValue else { throw ChatError.missing("op") }
+        return (op, id)
     }
 
     /// The member named `name`, if present.
