@@ -25,9 +25,9 @@ struct ChatRequest {
         case spans([UInt8], [JSONParser.MemberSpan])
     }
 
-    // Each initializer sets the fields itself: one that delegated to another built the request
-    // in a temporary and then copied it out and destroyed the temporary (the runtime's value
-    // witnesses, some 370 instructions per request; BENCHMARKS.md).
+    // The two initializers of a client's request set the fields themselves: one that delegated
+    // to another built the request in a temporary and then copied it out and destroyed the
+    // temporary (the runtime's value witnesses, some 370 instructions per request; BENCHMARKS.md).
 
     /// Validates the envelope of an object's `members` (distinct keys, as the parser gives them).
     init(_ members: [JSONParser.Member]) throws(ChatError) {

@@ -185,7 +185,7 @@ func theNextJournalIsTheSpareOfZerosWrittenAheadAndReplaysAsUsual(end: FirstJour
     defer { store.close() }
     let spareAtEnd = Recorder<Bool>()
     let checkpointEnded = DispatchSemaphore(value: 0)
-    store.onCheckpoint = { [spareAtEnd] _ in
+    store.onCheckpoint = { [spareAtEnd, unowned store] _ in
         spareAtEnd.add(store.monitor.withLock { store.spareReady })
         checkpointEnded.signal()
     }
