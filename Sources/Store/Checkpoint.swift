@@ -365,13 +365,13 @@ final class Checkpoint {
         var writes = SegmentWrites()
         var open = catalog.segments.popLast().map(SegmentAppend.init(continuing:))
         var keys: [IdempotencyKey] = []
-        let records = group.sorted
         // An id is made a string only where one is needed: comparing with the last stored id,
         // and records outside the id order (deletions, moved records).
         group.storage.withUnsafeBytes { storage in
-            for (id, (range, key)) in records {
-                let value = range.map { UnsafeRawBufferPointer(rebasing: storage[$0]) }
-                if value == nil && group.dropsStored && catalog.relocated[group.name(of: id)] == nil { continue }
+            group.forEachRecord { id, record in
+                let key = record.key
+                let value = record.value.map { UnsafeRawBufferPointer(rebasing: storage[$0]) }
+                if value == nil && group.dropsStored && catalog.relocated[group.name(of: id)] == nil { return }
                 if !pastLast, let lastID { pastLast = group.name(of: id) > lastID }
                 let inOrder = value != nil && pastLast
                 if open == nil || (inOrder && open!.bytes >= segmentBytes) {

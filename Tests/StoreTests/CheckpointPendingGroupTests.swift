@@ -4,8 +4,15 @@ import Testing
 
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
-/// The ids of `group`'s records in the order `sorted` gives them.
-private func ids(_ group: Checkpoint.PendingGroup) -> [String] { group.sorted.map { group.name(of: $0.id) } }
+/// `group`'s records in the order `forEachRecord` gives them.
+private func records(of group: Checkpoint.PendingGroup) -> [(id: Checkpoint.PendingGroup.RecordID, record: Checkpoint.PendingGroup.Record)] {
+    var records: [(id: Checkpoint.PendingGroup.RecordID, record: Checkpoint.PendingGroup.Record)] = []
+    group.forEachRecord { records.append(($0, $1)) }
+    return records
+}
+
+/// The ids of `group`'s records in the order `forEachRecord` gives them.
+private func ids(_ group: Checkpoint.PendingGroup) -> [String] { records(of: group).map { group.name(of: $0.id) } }
 
 @Test func recordsArrivingInIdOrderComeBackInOrderAndAreFoundByID() {
     var group = Checkpoint.PendingGroup()
@@ -22,7 +29,7 @@ private func ids(_ group: Checkpoint.PendingGroup) -> [String] { group.sorted.ma
     let key = IdempotencyKey(owner: "u1", key: "c1")
     group.set("a2", bytes("new"), key: key)
     group.set("a3", nil, key: nil)
-    let sorted = group.sorted
+    let sorted = records(of: group)
     #expect(sorted.map { group.name(of: $0.id) } == ["a1", "a2", "a3"])
     #expect(group.value(of: "a2") == .some(bytes("new")))
     #expect(sorted[1].record.key == key)
@@ -37,7 +44,7 @@ private func ids(_ group: Checkpoint.PendingGroup) -> [String] { group.sorted.ma
     group.set("b7", bytes("b7"), key: nil)
     #expect(ids(group) == ["b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"])
     #expect(group.value(of: "b3") == .some(bytes("again")))
-    #expect(group.sorted.map { $0.record.value.map { String(decoding: group.storage[$0], as: UTF8.self) } } ==
+    #expect(records(of: group).map { $0.record.value.map { String(decoding: group.storage[$0], as: UTF8.self) } } ==
             ["b0", "b1", "b2", "again", "b4", "b5", "b6", "b7"])
 }
 
@@ -57,7 +64,7 @@ private func ids(_ group: Checkpoint.PendingGroup) -> [String] { group.sorted.ma
         group.set(id, value, key: nil)
         model.updateValue(value, forKey: id)
     }
-    let sorted = group.sorted
+    let sorted = records(of: group)
     #expect(sorted.map { group.name(of: $0.id) } == model.keys.sorted())
     #expect(sorted.allSatisfy { model[group.name(of: $0.id)]! == $0.record.value.map { Array(group.storage[$0]) } })
     #expect(model.keys.allSatisfy { group.value(of: $0) == model[$0] })
@@ -73,7 +80,7 @@ private func ids(_ group: Checkpoint.PendingGroup) -> [String] { group.sorted.ma
     #expect(group.value(of: "a1") == .some(bytes(#"{"m":3}"#)), "the later write replaces the first")
     #expect(group.value(of: "a2") == .some(bytes(#"{"m":2}"#)))
     #expect(ids(group) == ["a1", "a2"])
-    #expect(group.sorted.map(\.record.key) == [nil, nil], "the later write's key (none) replaces the first's")
+    #expect(records(of: group).map(\.record.key) == [nil, nil], "the later write's key (none) replaces the first's")
 }
 
 @Test func idsThatAreNotPlainASCIISortAsStringsAmongTheOthers() {
@@ -122,7 +129,7 @@ private func ids(_ group: Checkpoint.PendingGroup) -> [String] { group.sorted.ma
         }
         model[id] = .some(value)
     }
-    let sorted = group.sorted
+    let sorted = records(of: group)
     #expect(sorted.map { group.name(of: $0.id) } == model.keys.sorted())
     #expect(sorted.allSatisfy { model[group.name(of: $0.id)]! == $0.record.value.map { Array(group.storage[$0]) } })
     #expect(model.keys.allSatisfy { group.value(of: $0) == model[$0] })
