@@ -6,9 +6,9 @@ extension Checkpoint {
     /// (nil for a deletion) and its idempotency key.
     ///
     /// New messages arrive in ascending id order (ids sort by creation), so almost every record
-    /// is an append to `ordered`, found again by binary search, and `sorted` needs no sort:
-    /// a dictionary keyed by id, sorted at commit, took a third of a checkpoint's time hashing
-    /// and comparing ids (perf, 64 durable senders). Only a record whose id sorts below
+    /// is an append to `ordered`, found again by binary search, and `forEachRecord` needs no
+    /// sort: a dictionary keyed by id, sorted at commit, took a third of a checkpoint's time
+    /// hashing and comparing ids (perf, 64 durable senders). Only a record whose id sorts below
     /// `ordered`'s last and is not in it (a receipt on a message already in a segment, a clock
     /// that went back), or whose id is not plain ASCII, goes to `unordered`.
     struct PendingGroup {
