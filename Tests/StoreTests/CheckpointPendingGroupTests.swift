@@ -4,9 +4,12 @@ import Testing
 
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+/// A record as `forEachRecord` hands it out.
+private typealias Entry = (id: Checkpoint.PendingGroup.RecordID, record: Checkpoint.PendingGroup.Record)
+
 /// `group`'s records in the order `forEachRecord` gives them.
-private func records(of group: Checkpoint.PendingGroup) -> [(id: Checkpoint.PendingGroup.RecordID, record: Checkpoint.PendingGroup.Record)] {
-    var records: [(id: Checkpoint.PendingGroup.RecordID, record: Checkpoint.PendingGroup.Record)] = []
+private func records(of group: Checkpoint.PendingGroup) -> [Entry] {
+    var records: [Entry] = []
     group.forEachRecord { records.append(($0, $1)) }
     return records
 }
